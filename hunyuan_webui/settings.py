@@ -1,0 +1,182 @@
+"""One settings object for the whole process.
+
+Every knob is a field of :class:`Settings` with its help text beside it. Command-line flags
+(``--max-input-chars``) and environment variables (``HYMT_MAX_INPUT_CHARS``) map onto the same
+fields; a flag beats the environment, which beats the default. The object is validated once, in
+``__post_init__``, and then passed down explicitly: no module reads the environment on import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields, replace
+from typing import Any
+
+from hunyuan_webui.errors import InputError
+
+DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
+DEVICES = ("auto", "cuda", "mps", "cpu")
+ENGINES = ("local", "openai")
+ENV_PREFIX = "HYMT_"
+
+
+def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secret: bool = False,
+         group: str = "model") -> Any:
+    meta = {"help": help, "choices": choices, "secret": secret, "group": group}
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True)
+class Settings:
+    # model and engine
+    model: str = _opt("tencent/Hunyuan-MT-7B", "Hub id or local checkpoint directory.")
+    demo: bool = _opt(False, "Serve the bundled tiny demo model (no GPU, no download).")
+    dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
+                      "use bitsandbytes.", choices=DTYPES)
+    device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
+    engine: str = _opt("local", "local = in this process; openai = an OpenAI-compatible server "
+                       "(vLLM, SGLang, transformers serve) at --endpoint.", choices=ENGINES)
+    endpoint: str | None = _opt(None, "Base URL of the OpenAI-compatible server, e.g. "
+                                "http://127.0.0.1:8000/v1.")
+    api_key: str | None = _opt(None, "API key for --endpoint.", secret=True)
+    remote_model: str | None = _opt(None, "Model name the remote server knows (default: --model).")
+    remote_timeout: float = _opt(120.0, "Seconds before a remote request is abandoned.")
+    remote_retries: int = _opt(3, "Retries (with backoff) when the remote server fails to answer.")
+    warmup: bool = _opt(True, "Run a short generation before serving.")
+    # limits and batching
+    max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
+    max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
+    max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
+    max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
+    max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
+                           group="limits")
+    concurrency: int = _opt(16, "Gradio events that may run at once (shared by all model-bound "
+                            "events).", group="limits")
+    queue_size: int = _opt(64, "Gradio queue length before new visitors are turned away.",
+                           group="limits")
+    # cache
+    cache_size: int = _opt(4096, "Entries in the in-memory phrase cache (0 disables it).",
+                           group="cache")
+    cache_dir: str | None = _opt(None, "Directory of a persistent phrase cache (survives restarts).",
+                                 group="cache")
+    redis_url: str | None = _opt(None, "Redis URL of a phrase cache shared by several processes.",
+                                 group="cache")
+    cache_sampled: bool = _opt(False, "Cache sampled (non-deterministic) results too.",
+                               group="cache")
+    # server
+    host: str = _opt("127.0.0.1", "Interface to bind; 0.0.0.0 exposes the app to the network.",
+                     group="server")
+    port: int = _opt(7860, "TCP port.", group="server")
+    root_path: str = _opt("", "URL prefix when served behind a proxy (JupyterHub, nginx).",
+                          group="server")
+    auth_file: str | None = _opt(None, "File of 'user:password' lines for the UI login.",
+                                 group="server")
+    api_keys_file: str | None = _opt(None, "File of API keys, one per line: 'key "
+                                     "[requests_per_minute] [chars_per_day]'.", group="server")
+    api_keys: str | None = _opt(None, "Comma-separated API keys (same limits for all).",
+                                secret=True, group="server")
+    rate_limit_rpm: int = _opt(60, "Default requests per minute per API key (0 = unlimited).",
+                               group="server")
+    rate_limit_chars_per_day: int = _opt(1_000_000, "Default characters per day per API key "
+                                         "(0 = unlimited).", group="server")
+    cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
+                             group="server")
+    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted.", group="server")
+    enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
+    log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
+                          group="server")
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            choices = f.metadata.get("choices")
+            value = getattr(self, f.name)
+            if choices and value not in choices:
+                raise InputError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; "
+                                 f"got {value!r}.")
+        for name in ("max_input_chars", "max_input_tokens", "max_new_tokens", "max_batch_size",
+                     "concurrency", "queue_size"):
+            if getattr(self, name) < 1:
+                raise InputError(f"--{_flag(name)} must be at least 1.")
+        if not 0 < self.port < 65536:
+            raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
+        if self.engine == "openai" and not self.endpoint:
+            raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
+        if self.root_path and not self.root_path.startswith("/"):
+            raise InputError("--root-path must start with '/'.")
+
+    def with_demo(self) -> Settings:
+        """The demo model replaces ``model`` (resolved lazily: it may be built on first use)."""
+        from hunyuan_webui.demo_model import ensure_demo_model
+
+        return replace(self, model=str(ensure_demo_model()))
+
+    def public(self) -> dict[str, Any]:
+        """The settings with secrets masked, for logs and /ready."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = "***" if f.metadata.get("secret") and value else value
+        return out
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _convert(f: Any, raw: str) -> Any:
+    kind = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+    if kind.startswith("bool"):
+        lowered = raw.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off", ""):
+            return False
+        raise InputError(f"{ENV_PREFIX}{f.name.upper()} must be true or false; got {raw!r}.")
+    try:
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise InputError(f"{ENV_PREFIX}{f.name.upper()} must be a number; got {raw!r}.") from None
+    return raw
+
+
+def build_parser(prog: str = "app.py") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Hunyuan-MT web translator.",
+        epilog=f"Every flag also reads the environment variable {ENV_PREFIX}<FLAG> "
+               f"(e.g. {ENV_PREFIX}MAX_INPUT_CHARS); a flag wins over the variable.")
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for f in fields(Settings):
+        group_name = f.metadata["group"]
+        group = groups.setdefault(group_name, parser.add_argument_group(group_name))
+        env = f"{ENV_PREFIX}{f.name.upper()}"
+        default = f.default if f.default is not MISSING else None
+        help_text = f"{f.metadata['help']} [env {env}; default {default!r}]"
+        if isinstance(default, bool):
+            group.add_argument(f"--{_flag(f.name)}", dest=f.name, default=None,
+                               action=argparse.BooleanOptionalAction, help=help_text)
+        else:
+            group.add_argument(f"--{_flag(f.name)}", dest=f.name, default=None,
+                               choices=f.metadata.get("choices"), help=help_text,
+                               type=lambda raw, f=f: _convert(f, raw))
+    return parser
+
+
+def from_sources(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+                 parser: argparse.ArgumentParser | None = None) -> tuple[Settings, list[str]]:
+    """Settings from flags and the environment; returns them with the arguments left over."""
+    env = os.environ if env is None else env
+    parser = parser or build_parser()
+    namespace, rest = parser.parse_known_args(argv)
+    values: dict[str, Any] = {}
+    for f in fields(Settings):
+        flag_value = getattr(namespace, f.name)
+        if flag_value is not None:
+            values[f.name] = flag_value
+        elif f"{ENV_PREFIX}{f.name.upper()}" in env:
+            values[f.name] = _convert(f, env[f"{ENV_PREFIX}{f.name.upper()}"])
+    return Settings(**values), rest
