@@ -55,7 +55,7 @@ CHIMERA_MAX_CANDIDATES = 6
 
 
 def uses_chinese_template(source: str, target: str) -> bool:
-    """ZH<=>XX whenever either side is Chinese; ``source`` may be ``auto`` only if unknown."""
+    """ZH<=>XX whenever either side is Chinese (the source must be known: detect it first)."""
     return target in languages.CHINESE_CODES or source in languages.CHINESE_CODES
 
 
@@ -67,7 +67,7 @@ def target_name(source: str, target: str) -> str:
 def translation_prompt(text: str, source: str, target: str,
                        family: PromptFamily = PromptFamily.HUNYUAN_MT) -> str:
     """The plain translation prompt (ZH<=>XX or XX<=>XX) for one segment."""
-    source, target = _canonical(source), languages.normalize(target)
+    source, target = languages.normalize(source), languages.normalize(target)
     if uses_chinese_template(source, target):
         template = ZH_TEMPLATE[family]
         return template.format(target_language=languages.get(target).chinese, source_text=text)
@@ -118,10 +118,6 @@ def chimera_prompt(text: str, source: str, target: str, candidates: Sequence[str
         source_text=text,
         candidates=numbered,
     )
-
-
-def _canonical(code: str) -> str:
-    return code if code == languages.AUTO else languages.normalize(code)
 
 
 def _chinese_name(code: str) -> str:

@@ -1,0 +1,94 @@
+"""Command line: ``python -m hunyuan_webui {translate,demo-model,serve}``.
+
+``translate`` streams one translation to the terminal through the same service the web app uses;
+``demo-model`` prints the bundled demo checkpoint's directory (building it if needed); ``serve``
+runs the web app (same flags as ``app.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hunyuan_webui.errors import TranslatorError
+
+
+def _translate(argv: Sequence[str]) -> int:
+    from hunyuan_webui import settings as settings_mod
+    from hunyuan_webui.engine import DecodingOptions, close_engines
+    from hunyuan_webui.service import TranslationRequest, Translator
+
+    parser = argparse.ArgumentParser(
+        prog="python -m hunyuan_webui translate",
+        description="Translate TEXT (or standard input) and stream the result to the terminal.")
+    parser.add_argument("--to", dest="target", required=True, help="Target language code.")
+    parser.add_argument("--from", dest="source", default="auto",
+                        help="Source language code, or auto (default) to detect it.")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="Greedy decoding instead of the model card's sampling.")
+    parser.add_argument("text", nargs="*", help="Text to translate (default: standard input).")
+    own, rest = parser.parse_known_args(argv)
+    base = settings_mod.build_parser("python -m hunyuan_webui translate")
+    settings, unknown = settings_mod.from_sources(rest, parser=base)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if settings.demo:
+        settings = settings.with_demo()
+    text = " ".join(own.text) if own.text else sys.stdin.read()
+    translator = Translator.from_settings(settings)
+    status = translator.engine.wait_ready()
+    if status.state != "ready":
+        raise TranslatorError(status.reason or f"The model is {status.state}.")
+    request = TranslationRequest(text=text, source_lang=own.source, target_lang=own.target,
+                                 options=DecodingOptions(deterministic=own.deterministic))
+    try:
+        job = translator.start(request)
+        for update in job:
+            sys.stdout.write(update.delta)
+            sys.stdout.flush()
+            if update.result is not None and update.result.notice:
+                print(f"\n[{update.result.notice}]", file=sys.stderr, end="")
+        sys.stdout.write("\n")
+    finally:
+        close_engines()
+    return 0
+
+
+def _demo_model(argv: Sequence[str]) -> int:
+    from hunyuan_webui.demo_model import ensure_demo_model
+
+    argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
+                            description="Print the demo checkpoint's directory.").parse_args(argv)
+    print(ensure_demo_model())
+    return 0
+
+
+def _serve(argv: Sequence[str]) -> int:
+    from hunyuan_webui.app import main
+
+    return main(argv)
+
+
+COMMANDS = {"translate": _translate, "demo-model": _demo_model, "serve": _serve}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print(f"usage: python -m hunyuan_webui {{{','.join(COMMANDS)}}} [options]\n\n"
+              "  translate   translate text from the command line\n"
+              "  demo-model  print the bundled demo model's directory\n"
+              "  serve       run the web app (see: serve --help)", file=sys.stderr)
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except TranslatorError as exc:
+        print(f"error: {exc.user_message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

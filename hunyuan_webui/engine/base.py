@@ -1,0 +1,352 @@
+"""What every engine shares: decoding options, the stream a request returns, and the interface.
+
+An engine turns *user messages* (prompt text from :mod:`hunyuan_webui.prompts`) into streamed text.
+It knows nothing of languages, caches, Gradio or HTTP. The one streaming primitive is
+:meth:`Engine.submit`: it admits a group of prompts at once (so they batch) and returns one
+:class:`Stream` per prompt. A whole translation is ``stream.result()``, derived from the stream.
+
+A :class:`Stream` is fed by the engine's own thread and read by either a worker thread (Gradio's
+sync generators) or an event loop (the HTTP API), so it supports both ``for`` and ``async for``.
+``cancel()`` (or closing the consumer) frees the sequence's batch slot at the next decoding step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any
+
+from hunyuan_webui.errors import CancelledError, InputError, TranslatorError
+
+log = logging.getLogger(__name__)
+
+# Model card defaults and the bounds the UI sliders and the API accept.
+OPTION_BOUNDS: dict[str, tuple[float, float]] = {
+    "temperature": (0.05, 2.0),
+    "top_p": (0.05, 1.0),
+    "top_k": (1, 200),
+    "repetition_penalty": (1.0, 2.0),
+    "max_new_tokens": (1, 4096),
+}
+
+
+@dataclass(frozen=True)
+class DecodingOptions:
+    """Decoding settings for one request; defaults are the model card's."""
+
+    deterministic: bool = False
+    temperature: float = 0.7
+    top_p: float = 0.6
+    top_k: int = 20
+    repetition_penalty: float = 1.05
+    max_new_tokens: int | None = None  # None: derived from the prompt length, capped by settings
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            if f.name not in OPTION_BOUNDS:
+                continue
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            low, high = OPTION_BOUNDS[f.name]
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+                raise InputError(f"Option {f.name} must be a number between {low:g} and {high:g}; "
+                                 f"got {value!r}.")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise InputError(f"Option seed must be an integer; got {self.seed!r}.")
+
+    @classmethod
+    def from_mapping(cls, data: dict[str, Any] | None) -> DecodingOptions:
+        """Build from user input (API JSON, UI controls), rejecting unknown names with the list."""
+        data = dict(data or {})
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise InputError(f"Unknown option(s) {', '.join(unknown)}. Valid: {', '.join(sorted(names))}.")
+        if "deterministic" in data and not isinstance(data["deterministic"], bool):
+            raise InputError("Option deterministic must be true or false.")
+        if isinstance(data.get("top_k"), float) and data["top_k"].is_integer():
+            data["top_k"] = int(data["top_k"])
+        if isinstance(data.get("max_new_tokens"), float) and data["max_new_tokens"].is_integer():
+            data["max_new_tokens"] = int(data["max_new_tokens"])
+        for name in ("top_k", "max_new_tokens"):
+            if data.get(name) is not None and not isinstance(data[name], int):
+                raise InputError(f"Option {name} must be an integer; got {data[name]!r}.")
+        return cls(**data)
+
+    def cache_fields(self) -> dict[str, Any]:
+        """What makes two results interchangeable (the seed only matters when sampling)."""
+        out = asdict(self)
+        if self.deterministic:
+            for name in ("temperature", "top_p", "top_k", "seed"):
+                out.pop(name)
+        return out
+
+
+GREEDY = DecodingOptions(deterministic=True)
+
+
+class EngineState(StrEnum):
+    LOADING = "loading"
+    WARMING = "warming"
+    READY = "ready"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+@dataclass
+class EngineStatus:
+    state: EngineState
+    model: str
+    device: str = ""
+    dtype: str = ""
+    reason: str = ""
+    active: int = 0  # sequences in the running batch
+    queued: int = 0  # sequences waiting for a slot
+    max_batch_size: int = 0
+    tokens_generated: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["state"] = str(self.state)
+        return out
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    submitted_at: float = field(default_factory=time.perf_counter)
+    first_token_at: float | None = None
+    finished_at: float | None = None
+
+    @property
+    def first_token_s(self) -> float | None:
+        return None if self.first_token_at is None else self.first_token_at - self.submitted_at
+
+    @property
+    def latency_s(self) -> float | None:
+        return None if self.finished_at is None else self.finished_at - self.submitted_at
+
+    @property
+    def tokens_per_s(self) -> float | None:
+        if self.first_token_at is None or self.finished_at is None or self.completion_tokens < 2:
+            return None
+        span = self.finished_at - self.first_token_at
+        return (self.completion_tokens - 1) / span if span > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "first_token_s": _round(self.first_token_s),
+            "latency_s": _round(self.latency_s),
+            "tokens_per_s": _round(self.tokens_per_s),
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+class Stream:
+    """The text of one sequence as it is generated; any number of readers, threads or event loops.
+
+    Each reader keeps its own position, so identical requests can share one sequence. When the
+    last reader leaves before the end (closed tab, Stop button), the sequence is cancelled and the
+    engine frees its batch slot at the next step.
+    """
+
+    def __init__(self, prompt: str, options: DecodingOptions) -> None:
+        self.prompt = prompt
+        self.options = options
+        self.usage = Usage()
+        self.finish_reason: str | None = None  # "stop", "length", "cancelled", "error"
+        self.error: BaseException | None = None
+        self._chunks: list[str] = []
+        self._cond = threading.Condition()
+        self._loops: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._callbacks: list[Callable[[Stream], None]] = []
+        self._cancelled = threading.Event()
+        self._finished = False
+        self._readers = 0
+
+    # -- producer side (the engine) -------------------------------------------------------------
+    def push(self, delta: str) -> None:
+        if delta:
+            with self._cond:
+                self._chunks.append(delta)
+            self._wake()
+
+    def finish(self, reason: str, error: BaseException | None = None) -> None:
+        with self._cond:
+            if self._finished:
+                return
+            self._finished = True
+            self.finish_reason = reason
+            self.error = error
+            self.usage.finished_at = time.perf_counter()
+            callbacks = list(self._callbacks)
+        self._wake()
+        for callback in callbacks:
+            try:
+                callback(self)
+            except Exception:  # a failing observer (cache write) must not break decoding
+                log.exception("stream callback failed")
+
+    def add_done_callback(self, callback: Callable[[Stream], None]) -> None:
+        """Run ``callback(stream)`` when the stream ends (at once if it already has)."""
+        with self._cond:
+            if not self._finished:
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+            loops = list(self._loops)
+        for loop, event in loops:
+            with contextlib.suppress(RuntimeError):  # that reader's event loop is closed
+                loop.call_soon_threadsafe(event.set)
+
+    # -- reader side ------------------------------------------------------------------------------
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._finished
+
+    @property
+    def text(self) -> str:
+        """Text generated so far (all of it once the stream has ended)."""
+        with self._cond:
+            return "".join(self._chunks)
+
+    def cancel(self) -> None:
+        """Stop generating for every reader; the engine frees the slot at its next step."""
+        self._cancelled.set()
+        self._wake()
+
+    def attach(self) -> None:
+        with self._cond:
+            self._readers += 1
+
+    def detach(self) -> None:
+        """A reader leaves; the last one to leave before the end cancels the sequence."""
+        with self._cond:
+            self._readers -= 1
+            last = self._readers <= 0 and not self._finished
+        if last:
+            self.cancel()
+
+    def raise_if_failed(self) -> None:
+        """After the end: raise the user-facing error if the sequence failed."""
+        if self.finish_reason == "error":
+            if isinstance(self.error, TranslatorError):
+                raise self.error
+            raise TranslatorError(f"Generation failed: {self.error}") from self.error
+        if self.finish_reason == "cancelled" and not self.cancelled:
+            raise CancelledError("The request was cancelled by the server.")
+
+    def read(self, position: int, timeout: float | None = None) -> tuple[list[str], bool]:
+        """Chunks after ``position`` (waiting up to ``timeout`` for some) and whether it ended."""
+        with self._cond:
+            if timeout != 0 and position == len(self._chunks) and not self._finished:
+                self._cond.wait(timeout)
+            return self._chunks[position:], self._finished
+
+    def __iter__(self) -> Iterator[str]:
+        self.attach()
+        position = 0
+        try:
+            while True:
+                new, finished = self.read(position)
+                position += len(new)
+                yield from new
+                if finished and not self.read(position, timeout=0)[0]:
+                    self.raise_if_failed()
+                    return
+        finally:
+            self.detach()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        event = asyncio.Event()
+        with self._cond:
+            self._loops.append((loop, event))
+        self.attach()
+        position = 0
+        try:
+            while True:
+                event.clear()
+                new, finished = self.read(position, timeout=0)
+                position += len(new)
+                for chunk in new:
+                    yield chunk
+                if finished and not self.read(position, timeout=0)[0]:
+                    self.raise_if_failed()
+                    return
+                if not new:
+                    await event.wait()
+        finally:
+            with self._cond:
+                self._loops = [(lp, ev) for lp, ev in self._loops if ev is not event]
+            self.detach()
+
+    def result(self) -> str:
+        """Block until the end and return the whole text."""
+        for _ in self:
+            pass
+        return self.text
+
+
+class Engine(ABC):
+    """Generates text for user messages; one instance per (model, precision) per process."""
+
+    model_id: str
+
+    @abstractmethod
+    def submit(self, prompts: Sequence[str], options: DecodingOptions) -> list[Stream]:
+        """Admit ``prompts`` together (so they can share batches); one stream each.
+
+        Raises :class:`~hunyuan_webui.errors.BusyError` when the queue is full and
+        :class:`~hunyuan_webui.errors.NotReadyError` before the model is ready.
+        """
+
+    def stream(self, prompt: str, options: DecodingOptions) -> Stream:
+        return self.submit([prompt], options)[0]
+
+    def generate(self, prompt: str, options: DecodingOptions) -> str:
+        return self.stream(prompt, options).result()
+
+    @abstractmethod
+    def status(self) -> EngineStatus: ...
+
+    @abstractmethod
+    def count_tokens(self, text: str) -> int: ...
+
+    def wait_ready(self, timeout: float | None = None) -> EngineStatus:
+        """Block until loading and warm-up end; returns the final status."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.status()
+            if status.state not in (EngineState.LOADING, EngineState.WARMING):
+                return status
+            if deadline is not None and time.monotonic() > deadline:
+                return status
+            time.sleep(0.05)
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        pass

@@ -1,0 +1,68 @@
+"""Token ids in, always-valid text deltas out.
+
+transformers' ``TextIteratorStreamer`` holds text back until a space, a newline or a CJK ideograph,
+so Thai, Khmer, Burmese, Tibetan and kana-only text arrive all at once at the end. Instead, as
+nanochat's server did, we decode the accumulated ids and emit the new suffix, holding back:
+
+* trailing U+FFFD (a multi-byte character whose bytes have not all arrived yet);
+* the last grapheme cluster (the next token may add a combining mark, a variation selector or a
+  zero-width-joiner part of an emoji to it);
+* trailing whitespace (so the final text can be right-stripped without breaking the rule that the
+  chunks concatenate to exactly the final text), and leading whitespace is dropped.
+
+A U+FFFD that is followed by more text is garbage the model produced; it is removed everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import regex
+
+_LAST_CLUSTER = regex.compile(r"\X\Z")
+_REPLACEMENT = "\ufffd"
+
+
+class IncrementalText:
+    """Turn a growing list of token ids into text deltas that are always safe to show."""
+
+    def __init__(self, decode: Callable[[Sequence[int]], str]) -> None:
+        self._decode = decode
+        self._ids: list[int] = []
+        self._emitted = ""
+
+    @property
+    def emitted(self) -> str:
+        return self._emitted
+
+    def add(self, token_id: int) -> str:
+        """Append one token; return the text that became safe to show (maybe empty)."""
+        self._ids.append(token_id)
+        text = self._decode(self._ids)
+        stable = text.rstrip(_REPLACEMENT)
+        return self._advance(_clean(_safe_prefix(stable)))
+
+    def finish(self) -> str:
+        """All tokens are in: return whatever was held back (trailing whitespace excluded)."""
+        final = _clean(self._decode(self._ids).rstrip(_REPLACEMENT))
+        return self._advance(final.rstrip(), final=True)
+
+    def _advance(self, candidate: str, final: bool = False) -> str:
+        candidate = candidate.lstrip()
+        if not final:
+            candidate = candidate.rstrip()
+        if len(candidate) <= len(self._emitted) or not candidate.startswith(self._emitted):
+            return ""
+        delta = candidate[len(self._emitted):]
+        self._emitted = candidate
+        return delta
+
+
+def _safe_prefix(text: str) -> str:
+    """``text`` without its last grapheme cluster (which may still grow)."""
+    match = _LAST_CLUSTER.search(text)
+    return text[: match.start()] if match else text
+
+
+def _clean(text: str) -> str:
+    return text.replace(_REPLACEMENT, "")
