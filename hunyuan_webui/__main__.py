@@ -33,6 +33,12 @@ def _translate(argv: Sequence[str]) -> int:
     settings, unknown = settings_mod.from_sources(rest, parser=base)
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    from hunyuan_webui import languages
+
+    languages.normalize(own.target)  # bad codes are reported before any loading
+    if own.source.lower() != languages.AUTO:
+        languages.normalize(own.source)
+    _quiet_transformers()
     if settings.demo:
         settings = settings.with_demo()
     text = " ".join(own.text) if own.text else sys.stdin.read()
@@ -53,6 +59,14 @@ def _translate(argv: Sequence[str]) -> int:
     finally:
         close_engines()
     return 0
+
+
+def _quiet_transformers() -> None:
+    """A terminal user wants the translation, not loading progress bars and config notes."""
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 def _demo_model(argv: Sequence[str]) -> int:

@@ -58,6 +58,24 @@ class BusyError(TranslatorError):
         self.retry_after = retry_after
 
 
+class AuthError(TranslatorError):
+    """A missing or unknown API key."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class RateLimitError(TranslatorError):
+    """A key's request or character quota is spent for now."""
+
+    code = "rate_limited"
+    http_status = 429
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class NotReadyError(TranslatorError):
     """The model is still loading or warming up, or failed to load."""
 

@@ -73,6 +73,8 @@ class Settings:
                           group="server")
     auth_file: str | None = _opt(None, "File of 'user:password' lines for the UI login.",
                                  group="server")
+    auth: str | None = _opt(None, "Comma-separated 'user:password' pairs for the UI login.",
+                            secret=True, group="server")
     api_keys_file: str | None = _opt(None, "File of API keys, one per line: 'key "
                                      "[requests_per_minute] [chars_per_day]'.", group="server")
     api_keys: str | None = _opt(None, "Comma-separated API keys (same limits for all).",
