@@ -1,0 +1,414 @@
+"""The HTTP API beside the page: JSON + SSE, LibreTranslate-compatible routes, health, metrics.
+
+A thin layer over :class:`~hunyuan_webui.service.Translator`: request bodies are parsed and checked
+here, translated by the service, and every :class:`~hunyuan_webui.errors.TranslatorError` becomes a
+JSON error with a 4xx/5xx status in exactly one handler. Nothing here knows about models.
+
+Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
+``GET /v1/languages``, ``POST /v1/detect``, ``GET /health``, ``GET /ready``, ``GET /metrics``
+(Prometheus), and LibreTranslate's ``POST /translate``, ``GET|POST /languages``, ``POST /detect``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
+
+import anyio
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hunyuan_webui import languages
+from hunyuan_webui.access import AccessControl, Caller
+from hunyuan_webui.engine import DecodingOptions, EngineState
+from hunyuan_webui.errors import InputError, TranslatorError
+from hunyuan_webui.metrics import Metrics
+from hunyuan_webui.models import TRANSLATE
+from hunyuan_webui.service import Job, TranslationRequest, Translator, Update
+from hunyuan_webui.settings import Settings
+
+log = logging.getLogger("hunyuan_webui.api")
+
+MAX_LIST_ITEMS = 128
+
+
+class TranslateBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr | list[StrictStr] = Field(description="Text, or a list of texts.")
+    source_lang: StrictStr = Field("auto", description="Language code, or 'auto' to detect it.")
+    target_lang: StrictStr = Field(description="Language code (see /v1/languages).")
+    options: dict[str, Any] = Field(default_factory=dict, description=(
+        "Decoding options: deterministic, temperature, top_p, top_k, repetition_penalty, "
+        "max_new_tokens, seed. Defaults follow the model card."))
+    mode: StrictStr = Field(TRANSLATE, description="translate (more modes where the model has them)")
+    stream: StrictBool = Field(False, description="Answer with Server-Sent Events.")
+
+
+class DetectBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr
+
+
+class ErrorBody(BaseModel):
+    error: dict[str, str]
+
+
+def _caller(request: Request) -> Caller:
+    access: AccessControl = request.app.state.access
+    return access.dependency(request)
+
+
+CallerDep = Annotated[Caller, Depends(_caller)]
+
+
+def create_api(translator: Translator, settings: Settings) -> FastAPI:
+    access = AccessControl.from_settings(settings)
+    metrics = Metrics(translator)
+    app = FastAPI(
+        title="Hunyuan-MT translator API",
+        description="Streaming machine translation with Tencent's Hunyuan-MT models.",
+        version="1",
+        responses={400: {"model": ErrorBody}, 429: {"model": ErrorBody}},
+    )
+    app.state.metrics = metrics
+    app.state.access = access
+    if settings.cors_origins:
+        origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    _install_request_log(app, metrics)
+    _install_error_handlers(app)
+
+    @app.on_event("startup")
+    async def _more_threads() -> None:
+        # Each streaming request reads its job in a worker thread; leave room beyond the defaults.
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens,
+                                   2 * (settings.concurrency + settings.max_batch_size) + 40)
+
+    @app.get("/health", tags=["operations"])
+    def health() -> dict[str, str]:
+        """The process is alive."""
+        return {"status": "ok"}
+
+    @app.get("/ready", tags=["operations"])
+    def ready() -> JSONResponse:
+        """The model is loaded and warm (503 until then, with the state and any failure reason)."""
+        status = translator.engine.status()
+        code = 200 if status.state == EngineState.READY else 503
+        return JSONResponse(status.to_dict(), status_code=code)
+
+    @app.get("/metrics", tags=["operations"])
+    def prometheus() -> Response:
+        """Prometheus metrics."""
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
+
+    @app.get("/v1/languages", tags=["translation"])
+    def list_languages() -> list[dict[str, Any]]:
+        """The 38 languages: code, English and Chinese names, autonym, right-to-left flag."""
+        return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
+                 "autonym": lang.autonym, "rtl": lang.rtl} for lang in languages.LANGUAGES]
+
+    @app.post("/v1/detect", tags=["translation"])
+    def detect(body: DetectBody, who: CallerDep) -> dict[str, Any]:
+        """Detect the language of a text."""
+        access.charge(who, len(body.text))
+        det = translator.detect(body.text)
+        return {"language": det.code, "confidence": round(det.confidence, 4),
+                "reliable": det.reliable,
+                "candidates": [{"language": c, "confidence": round(p, 4)} for c, p in det.candidates]}
+
+    @app.post("/v1/translate", tags=["translation"])
+    async def translate(body: TranslateBody, request: Request, who: CallerDep) -> Any:
+        """Translate one text or a list; ``"stream": true`` answers with Server-Sent Events:
+        ``{"delta": str}`` per chunk, then ``{"done": true, ...the complete response}``."""
+        texts = body.text if isinstance(body.text, list) else [body.text]
+        if not texts or len(texts) > MAX_LIST_ITEMS:
+            raise InputError(f"Send between 1 and {MAX_LIST_ITEMS} texts.")
+        if body.stream and isinstance(body.text, list):
+            raise InputError("Streaming takes a single text; send a list without \"stream\".")
+        access.charge(who, sum(len(t) for t in texts))
+        options = DecodingOptions.from_mapping(body.options)
+        requests = [TranslationRequest(text=t, source_lang=body.source_lang,
+                                       target_lang=body.target_lang, options=options,
+                                       mode=body.mode) for t in texts]
+        if body.stream:
+            job = translator.start(requests[0])  # errors raised here are plain 4xx answers
+            return StreamingResponse(_sse(job, request, metrics), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache",
+                                              "X-Accel-Buffering": "no"})
+        results = await _run_jobs(translator, requests)
+        for r in results:
+            metrics.observe_result(r)
+        payload = [r.to_dict() for r in results]
+        if not isinstance(body.text, list):
+            return payload[0]
+        return {
+            "translation": [p["translation"] for p in payload],
+            "source_lang": [p["source_lang"] for p in payload],
+            "target_lang": payload[0]["target_lang"], "model": payload[0]["model"],
+            "cached": all(p["cached"] for p in payload),
+            "usage": _sum_usage([p["usage"] for p in payload]),
+            "items": payload,
+        }
+
+    # -- LibreTranslate compatibility -------------------------------------------------------------
+    @app.post("/translate", tags=["libretranslate"])
+    async def lt_translate(request: Request) -> JSONResponse:
+        """LibreTranslate's /translate: q, source, target (form or JSON); api_key in the body."""
+        data = await _lt_params(request)
+        who = access.check_key(data.get("api_key"), request)
+        q = data.get("q")
+        if q is None or not isinstance(q, str | list) or (
+                isinstance(q, list) and not all(isinstance(x, str) for x in q)):
+            return _lt_error("Invalid request: missing q parameter", 400)
+        texts = q if isinstance(q, list) else [q]
+        if not texts or len(texts) > MAX_LIST_ITEMS:
+            return _lt_error(f"Invalid request: send between 1 and {MAX_LIST_ITEMS} texts", 400)
+        source, target = str(data.get("source") or "auto"), data.get("target")
+        if not target:
+            return _lt_error("Invalid request: missing target parameter", 400)
+        access.charge(who, sum(len(t) for t in texts))
+        requests = [TranslationRequest(text=t, source_lang=source, target_lang=str(target),
+                                       options=DecodingOptions(deterministic=True)) for t in texts]
+        results = await _run_jobs(translator, requests)
+        translated: Any = [r.text for r in results]
+        body: dict[str, Any] = {"translatedText": translated if isinstance(q, list) else translated[0]}
+        if source == languages.AUTO:
+            detected = [{"confidence": round(100 * (r.detection.confidence if r.detection else 0), 1),
+                         "language": r.source_lang} for r in results]
+            body["detectedLanguage"] = detected if isinstance(q, list) else detected[0]
+        return JSONResponse(body)
+
+    @app.api_route("/languages", methods=["GET", "POST"], tags=["libretranslate"])
+    def lt_languages() -> list[dict[str, Any]]:
+        """LibreTranslate's /languages: every language can be translated to every other."""
+        codes = list(languages.CODES)
+        return [{"code": lang.code, "name": lang.english,
+                 "targets": [c for c in codes if c != lang.code]} for lang in languages.LANGUAGES]
+
+    @app.post("/detect", tags=["libretranslate"])
+    async def lt_detect(request: Request) -> JSONResponse:
+        """LibreTranslate's /detect: q (form or JSON) -> [{confidence (0-100), language}]."""
+        data = await _lt_params(request)
+        who = access.check_key(data.get("api_key"), request)
+        q = data.get("q")
+        if not isinstance(q, str):
+            return _lt_error("Invalid request: missing q parameter", 400)
+        access.charge(who, len(q))
+        det = translator.detect(q)
+        candidates = det.candidates or ((det.code, det.confidence),) if det.code else ()
+        return JSONResponse([{"confidence": round(100 * p, 1), "language": c}
+                             for c, p in candidates if c])
+
+    return app
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) -> list[Any]:
+    """Validate every request, then translate them together (their segments share batches)."""
+    return await anyio.to_thread.run_sync(translator.translate_many, requests)
+
+
+async def _updates(job: Job) -> AsyncIterator[Update]:
+    """Read a job's updates from a worker thread; cancel it if the reader goes away."""
+    iterator = iter(job)
+    try:
+        while True:
+            update = await anyio.to_thread.run_sync(next, iterator, None, abandon_on_cancel=True)
+            if update is None:
+                return
+            yield update
+    finally:
+        job.cancel()
+
+
+async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
+    try:
+        async for update in _updates(job):
+            if await request.is_disconnected():
+                log.info("client disconnected; stopping %s", request.state.request_id)
+                return
+            if update.result is not None:
+                metrics.observe_result(update.result)
+                yield _event({"done": True, **update.result.to_dict()})
+            elif update.delta:
+                yield _event({"delta": update.delta})
+    except TranslatorError as exc:
+        metrics.count_error("/v1/translate", exc.http_status)
+        yield _event({"error": {"code": exc.code, "message": exc.user_message}}, event="error")
+    except asyncio.CancelledError:
+        log.info("stream cancelled: %s", getattr(request.state, "request_id", "?"))
+        raise
+
+
+def _event(data: dict[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("prompt_tokens", "completion_tokens", "segments", "cached_segments"):
+        out[key] = sum(u.get(key) or 0 for u in usages)
+    out["latency_s"] = max((u.get("latency_s") or 0) for u in usages)
+    return out
+
+
+async def _lt_params(request: Request) -> dict[str, Any]:
+    """LibreTranslate clients send forms, JSON or query strings."""
+    data: dict[str, Any] = dict(request.query_params)
+    content_type = request.headers.get("content-type", "")
+    if "json" in content_type:
+        try:
+            body = await request.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise InputError("Malformed JSON body.") from None
+        if not isinstance(body, dict):
+            raise InputError("The JSON body must be an object.")
+        data.update(body)
+    elif "form" in content_type:
+        form = await request.form()
+        for key in form:
+            values = form.getlist(key)
+            data[key] = values if key == "q" and len(values) > 1 else values[0]
+    return data
+
+
+def _lt_error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+           request_id: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": {"code": code, "message": message}}
+    if request_id:
+        body["error"]["request_id"] = request_id
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    def lt_route(request: Request) -> bool:
+        return request.url.path.rstrip("/").rsplit("/", 1)[-1] in ("translate", "detect",
+                                                                    "languages") and not \
+            request.url.path.startswith("/v1/")
+
+    @app.exception_handler(TranslatorError)
+    async def translator_error(request: Request, exc: TranslatorError) -> JSONResponse:
+        headers = {}
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            headers["Retry-After"] = str(max(1, round(retry_after)))
+        if lt_route(request):
+            return JSONResponse({"error": exc.user_message}, status_code=exc.http_status,
+                                headers=headers)
+        return _error(exc.http_status, exc.code, exc.user_message, headers,
+                      getattr(request.state, "request_id", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        message = "Invalid request: " + "; ".join(problems[:5])
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            message = "Malformed JSON body."
+        return _error(422, "invalid_request", message,
+                      request_id=getattr(request.state, "request_id", None))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, "http_error", str(exc.detail),
+                      getattr(exc, "headers", None), getattr(request.state, "request_id", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        request_id = getattr(request.state, "request_id", None)
+        log.exception("unexpected error in %s %s (%s)", request.method, request.url.path,
+                      request_id)
+        return _error(500, "internal_error",
+                      "Something went wrong on the server; it has been logged.", None, request_id)
+
+
+def _install_request_log(app: FastAPI, metrics: Metrics) -> None:
+    @app.middleware("http")
+    async def request_id_and_metrics(request: Request, call_next: Callable) -> Response:
+        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
+        request.state.request_id = request_id
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            response.headers["X-Request-ID"] = request_id
+            return response
+        finally:
+            elapsed = time.perf_counter() - started
+            route = request.scope.get("route")
+            path = getattr(route, "path", None) or _route_group(request.url.path)
+            metrics.observe_request(request.method, path, status, elapsed)
+            if not path.startswith(("/gradio_api/queue/data", "/gradio_api/heartbeat")):
+                log.info("%s %s %s %d %.3fs", request_id, request.method, path, status, elapsed)
+
+
+def _route_group(path: str) -> str:
+    """Bound the label set: Gradio's own paths are grouped under their first two parts."""
+    if path.startswith("/gradio_api/"):
+        return "/".join(path.split("/")[:3])
+    return path if path in ("/", "") else "other"
+
+
+class BodyLimit:
+    """Refuse request bodies over ``max_bytes`` with a JSON 413, declared or streamed."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http" or scope["path"].startswith("/gradio_api/upload"):
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._reject(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited_receive() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited_receive, send)
+        except _TooLarge:
+            await self._reject(scope, receive, send)
+
+    async def _reject(self, scope: dict, receive: Callable, send: Callable) -> None:
+        response = _error(413, "body_too_large",
+                          f"The request body is larger than {self.max_bytes:,} bytes.")
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+

@@ -1,0 +1,125 @@
+"""Wire the layers into one server process and run it.
+
+Settings (flags + ``HYMT_*``) -> one :class:`Translator` (the engine starts loading and warming at
+once, in its own thread) -> a FastAPI app holding the JSON API, with the Gradio page mounted at
+``/`` -> uvicorn. Translation requests are refused with a readable "still loading" message until
+the engine is warm; ``/ready`` answers 503 until then. If loading fails, the reason is printed
+and the process exits with status 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+import gradio as gr
+import uvicorn
+from fastapi import FastAPI
+
+from hunyuan_webui import api
+from hunyuan_webui import settings as settings_mod
+from hunyuan_webui.access import ui_auth
+from hunyuan_webui.engine import EngineState
+from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
+from hunyuan_webui.ui import CSS, build_ui
+
+log = logging.getLogger("hunyuan_webui")
+
+
+def create_app(settings: Settings, translator: Translator | None = None) -> FastAPI:
+    """The whole server as an ASGI app (the engine loads in the background)."""
+    translator = translator or Translator.from_settings(settings)
+    app = api.create_api(translator, settings)
+    demo = build_ui(translator)
+    app = gr.mount_gradio_app(
+        app, demo, path="/", root_path=settings.root_path or None,
+        auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
+        enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
+        theme=gr.themes.Soft(), css=CSS, show_error=True,
+    )
+    app.state.translator = translator
+    return app
+
+
+class Server:
+    """uvicorn in a background thread: used by ``main`` and by the tests."""
+
+    def __init__(self, app: FastAPI, settings: Settings) -> None:
+        config = uvicorn.Config(app, host=settings.host, port=settings.port,
+                                root_path=settings.root_path, log_level=settings.log_level,
+                                timeout_graceful_shutdown=3, access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
+        self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"
+
+    def start(self, timeout: float = 30) -> Server:
+        self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise TranslatorError(f"The web server did not start on {self.url}.")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail early with advice when the port is taken (rather than uvicorn's bare errno)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            raise TranslatorError(
+                f"Port {port} on {host} is already in use ({exc.strerror}). Another translator may "
+                f"be running: stop it with `bash launch.sh stop`, or choose another --port.") from None
+
+
+def _display_host(host: str) -> str:
+    return "127.0.0.1" if host in ("0.0.0.0", "::") else host
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = settings_mod.build_parser("app.py")
+    try:
+        settings, rest = settings_mod.from_sources(argv, parser=parser)
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        logging.basicConfig(level=settings.log_level.upper(),
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        if settings.demo:
+            settings = settings.with_demo()
+        check_port(settings.host, settings.port)
+        app = create_app(settings)
+        server = Server(app, settings).start()
+    except TranslatorError as exc:
+        print(f"error: {exc.user_message}", file=sys.stderr)
+        return 2
+    translator: Translator = app.state.translator
+    log.info("serving on %s (model %s; loading...)", server.url, translator.spec.id)
+    status = translator.engine.wait_ready()
+    if status.state != EngineState.READY:
+        print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
+        server.stop()
+        return 1
+    print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, {status.device}, "
+          f"{status.dtype})", flush=True)
+    try:
+        while server.thread.is_alive():
+            server.thread.join(0.5)
+    except KeyboardInterrupt:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,345 @@
+"""The Gradio 6 page: a thin layer over :class:`~hunyuan_webui.service.Translator`.
+
+``build_ui`` builds the Blocks in a function, so importing this module loads nothing. Every
+model-bound event shares one ``concurrency_id`` whose limit comes from the settings, the queue is
+bounded, and ``api_open=False`` keeps the REST routes from skipping it. The one stable programmatic
+endpoint is ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User
+errors become ``gr.Error`` here and nowhere else in the UI.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterator
+from typing import Any
+
+import gradio as gr
+
+from hunyuan_webui import languages
+from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
+from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+
+MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
+HISTORY_LIMIT = 50
+LOW_CONFIDENCE = 0.5
+
+EXAMPLES: list[list[str]] = [
+    ["今天天气很好。", "zh", "en"],
+    ["Thank you for your help.", "en", "zh"],
+    ["Where is the library?", "en", "fr"],
+    ["Good morning.", "en", "ja"],
+    ["Thank you.", "en", "th"],
+    ["你好", "zh", "bo"],
+    ["谢谢。", "zh", "ug"],
+    ["你好", "zh", "kk"],
+    ["你好", "zh", "mn"],
+    ["我不知道。", "zh", "yue"],
+    ["བཀྲ་ཤིས་བདེ་ལེགས།", "bo", "zh"],
+    ["رەھمەت.", "ug", "zh"],
+]
+
+I18N = gr.I18n(
+    en={
+        "title": "Hunyuan-MT Translator",
+        "subtitle": "38 languages · streaming · batched · cached",
+        "source": "From",
+        "target": "To",
+        "detect": "Detect language",
+        "swap": "⇄ Swap",
+        "input": "Text",
+        "input_placeholder": "Type or paste text… (Ctrl/Cmd+Enter to translate)",
+        "output": "Translation",
+        "translate": "Translate",
+        "stop": "Stop",
+        "clear": "Clear",
+        "examples": "Examples",
+        "advanced": "Advanced",
+        "deterministic": "Deterministic (greedy) decoding",
+        "deterministic_info": "Same input, same output. Off = the model card's sampling.",
+        "temperature": "Temperature",
+        "top_p": "Top-p",
+        "top_k": "Top-k",
+        "repetition_penalty": "Repetition penalty",
+        "max_new_tokens": "Max new tokens (0 = automatic)",
+        "history": "History (click a row to restore it)",
+        "history_source": "Source",
+        "history_translation": "Translation",
+        "history_pair": "Pair",
+        "status": "Status",
+    },
+    **{"zh-CN": {
+        "title": "混元翻译",
+        "subtitle": "38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "source": "源语言",
+        "target": "目标语言",
+        "detect": "自动检测",
+        "swap": "⇄ 交换",
+        "input": "原文",
+        "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",
+        "output": "译文",
+        "translate": "翻译",
+        "stop": "停止",
+        "clear": "清空",
+        "examples": "示例",
+        "advanced": "高级设置",
+        "deterministic": "确定性（贪心）解码",
+        "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
+        "temperature": "温度",
+        "top_p": "Top-p",
+        "top_k": "Top-k",
+        "repetition_penalty": "重复惩罚",
+        "max_new_tokens": "最大生成长度（0 = 自动）",
+        "history": "历史记录（点击一行恢复）",
+        "history_source": "原文",
+        "history_translation": "译文",
+        "history_pair": "语言对",
+        "status": "状态",
+    }},
+)
+
+# Ctrl/Cmd+Enter anywhere on the page presses Translate.
+SHORTCUT_JS = """
+() => {
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
+      const button = document.querySelector('#translate-btn');
+      if (button) { e.preventDefault(); button.click(); }
+    }
+  });
+}
+"""
+COUNT_JS = "(text) => `${[...(text || '')].length.toLocaleString()} / %d`"
+
+CSS = """
+#output-box textarea { font-size: 1.05rem; }
+#status-line { font-size: 0.85rem; opacity: 0.85; }
+#char-count { text-align: right; font-size: 0.8rem; opacity: 0.7; margin-top: -0.5rem; }
+"""
+
+
+def language_choices(with_auto: bool) -> list[tuple[str, str]]:
+    choices = [(lang.label, lang.code) for lang in languages.LANGUAGES]
+    return [("Detect language · 自动检测", languages.AUTO), *choices] if with_auto else choices
+
+
+def options_from(deterministic: bool, temperature: float, top_p: float, top_k: float,
+                 repetition_penalty: float, max_new_tokens: float) -> DecodingOptions:
+    return DecodingOptions(
+        deterministic=bool(deterministic), temperature=float(temperature), top_p=float(top_p),
+        top_k=int(top_k), repetition_penalty=float(repetition_penalty),
+        max_new_tokens=int(max_new_tokens) or None)
+
+
+def detection_markdown(result: TranslationResult | None, source: str) -> str:
+    if result is None or result.detection is None or source != languages.AUTO:
+        return ""
+    det = result.detection
+    if det.code is None:
+        return "⚠️ Language not recognised — please choose the source language."
+    lang = languages.get(det.code)
+    text = f"Detected: **{lang.english} · {lang.chinese}** ({det.confidence:.0%})"
+    if not det.reliable or det.confidence < LOW_CONFIDENCE:
+        text += " — ⚠️ low confidence: pick the source language if this is wrong"
+    return text
+
+
+def last_run_markdown(result: TranslationResult) -> str:
+    """This visitor's last translation: latency, first-token time, tokens per second."""
+    usage = result.usage
+    parts = [f"Last translation: {usage.get('latency_s') or 0:.2f} s"]
+    if usage.get("first_token_s") is not None:
+        parts.append(f"first token {usage['first_token_s'] * 1000:.0f} ms")
+    tokens, latency = usage.get("completion_tokens") or 0, usage.get("latency_s") or 0
+    if tokens and latency:
+        parts.append(f"{tokens / latency:.1f} tokens/s")
+    if result.segments > 1:
+        parts.append(f"{result.segments} segments ({result.cached_segments} from cache)")
+    elif result.cached:
+        parts.append("from cache")
+    if result.notice:
+        parts.append(result.notice)
+    return " · ".join(parts)
+
+
+class TranslatorUI:
+    """Holds the translator and builds the page; each method is one listener."""
+
+    def __init__(self, translator: Translator) -> None:
+        self.translator = translator
+
+    # -- listeners --------------------------------------------------------------------------------
+    def api_translate(self, text: str, source_lang: str = "auto",
+                      target_lang: str = "en") -> Iterator[str]:
+        """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
+        request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang,
+                                     options=DecodingOptions(deterministic=True))
+        for update in self._run(request):
+            yield update.text
+
+    def translate(self, text: str, source: str, target: str, deterministic: bool,
+                  temperature: float, top_p: float, top_k: float, repetition_penalty: float,
+                  max_new_tokens: float, history: list[list[str]] | None,
+                  ) -> Iterator[tuple[Any, ...]]:
+        request = TranslationRequest(
+            text=text or "", source_lang=source, target_lang=target,
+            options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
+                                  max_new_tokens))
+        history = list(history or [])
+        for update in self._run(request):
+            result = update.result
+            if result is None:
+                progress = ""
+                if update.total_segments > 1:
+                    progress = f"Segment {update.done_segments + 1} of {update.total_segments}…"
+                yield update.text, gr.skip(), progress or gr.skip(), gr.skip()
+                continue
+            if result.text.strip():
+                history.insert(0, [text, result.text, f"{result.source_lang} → {target}"])
+            yield (result.text, detection_markdown(result, source),
+                   last_run_markdown(result), history[:HISTORY_LIMIT])
+
+    def _options(self, *values: Any) -> DecodingOptions:
+        try:
+            return options_from(*values)
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None
+
+    def _run(self, request: TranslationRequest) -> Iterator[Any]:
+        try:
+            job = self.translator.start(request)
+            yield from job
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message, print_exception=False) from None
+
+    def status_markdown(self) -> str:
+        """The shared part of the status line: model, device, precision, state, load."""
+        status = self.translator.engine.status()
+        parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
+                 status.dtype or "?", f"state: {status.state}"]
+        if status.reason:
+            parts.append(f"⚠️ {html.escape(status.reason)}")
+        parts.append(f"batch {status.active}/{status.max_batch_size}, queue {status.queued}")
+        cache = self.translator.cache
+        if cache is not None and cache.enabled:
+            stats = cache.stats()
+            parts.append(f"cache {stats.hits} hits / {stats.misses} misses")
+        return " · ".join(parts)
+
+    @staticmethod
+    def swap(source: str, target: str, detected: str) -> tuple[str, str]:
+        """Swap the pair; with detection on, the detected language becomes the target."""
+        if source == languages.AUTO:
+            code = _detected_code(detected)
+            if code is None:
+                raise gr.Error("Translate something first so the source language is detected, "
+                               "or choose it.")
+            source = code
+        return target, source
+
+    @staticmethod
+    def output_direction(target: str) -> Any:
+        try:
+            rtl = languages.is_rtl(target)
+        except TranslatorError:
+            rtl = False
+        return gr.update(rtl=rtl, text_align="right" if rtl else "left")
+
+    @staticmethod
+    def restore(history: list[list[str]] | None, evt: gr.SelectData) -> tuple[str, str]:
+        rows = history or []
+        row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+        if not rows or row is None or row >= len(rows):
+            return gr.skip(), gr.skip()
+        return rows[row][0], rows[row][1]
+
+    # -- the page ---------------------------------------------------------------------------------
+    def build(self) -> gr.Blocks:
+        settings = self.translator.settings
+        t = I18N
+        with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
+            gr.Markdown(f"## {t('title')}\n{t('subtitle')}")
+            with gr.Row(equal_height=True):
+                source = gr.Dropdown(language_choices(True), value=languages.AUTO,
+                                     label=t("source"), filterable=True, scale=5,
+                                     elem_id="source-lang")
+                swap = gr.Button(t("swap"), scale=1, min_width=80, elem_id="swap-btn")
+                target = gr.Dropdown(language_choices(False), value="en", label=t("target"),
+                                     filterable=True, scale=5, elem_id="target-lang")
+            with gr.Row(equal_height=True):
+                with gr.Column():
+                    text = gr.Textbox(lines=8, max_lines=30, label=t("input"),
+                                      placeholder=t("input_placeholder"),
+                                      max_length=settings.max_input_chars, elem_id="input-box")
+                    count = gr.Markdown(f"0 / {settings.max_input_chars:,}", elem_id="char-count")
+                with gr.Column():
+                    output = gr.Textbox(lines=8, max_lines=30, label=t("output"),
+                                        interactive=False, buttons=["copy"], elem_id="output-box")
+                    detected = gr.Markdown("", elem_id="detected-lang")
+            with gr.Row():
+                translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
+                                          elem_id="translate-btn")
+                stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
+                clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
+            progress = gr.Markdown("", elem_id="progress")
+            gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"))
+            with gr.Accordion(t("advanced"), open=False):
+                deterministic = gr.Checkbox(False, label=t("deterministic"),
+                                            info=t("deterministic_info"), elem_id="deterministic")
+                defaults = DecodingOptions()
+                with gr.Row():
+                    temperature = _slider("temperature", defaults.temperature, 0.05, t)
+                    top_p = _slider("top_p", defaults.top_p, 0.05, t)
+                with gr.Row():
+                    top_k = _slider("top_k", defaults.top_k, 1, t)
+                    repetition = _slider("repetition_penalty", defaults.repetition_penalty, 0.01, t)
+                max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
+                                    value=0, step=16, label=t("max_new_tokens"))
+            with gr.Accordion(t("history"), open=False):
+                history = gr.State([])
+                table = gr.Dataframe(headers=["Source", "Translation", "Pair"], value=[],
+                                     interactive=False, wrap=True, elem_id="history")
+            status = gr.Markdown(self.status_markdown(), elem_id="status-line")
+            timer = gr.Timer(2.0)
+
+            text.input(None, text, count, js=COUNT_JS % settings.max_input_chars)
+            target.change(self.output_direction, target, output, api_visibility="private",
+                          queue=False)
+            swap.click(self.swap, [source, target, detected], [source, target],
+                       api_visibility="private", queue=False)
+            clear_btn.click(lambda: ("", "", "", f"0 / {settings.max_input_chars:,}"), None,
+                            [text, output, detected, count], api_visibility="private", queue=False)
+            inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
+                      max_new, history]
+            run = translate_btn.click(
+                self.translate, inputs, [output, detected, progress, history],
+                api_name="translate_ui", api_visibility="undocumented",
+                concurrency_id=MODEL_EVENTS, concurrency_limit=settings.concurrency)
+            run.then(lambda h: (h, ""), history, [table, progress], api_visibility="private",
+                     queue=False)
+            stop_btn.click(None, None, None, cancels=[run], api_visibility="private", queue=False)
+            table.select(self.restore, history, [text, output], api_visibility="private",
+                         queue=False)
+            timer.tick(self.status_markdown, None, status, api_visibility="private", queue=False)
+            gr.api(self.api_translate, api_name="translate", concurrency_id=MODEL_EVENTS,
+                   concurrency_limit=settings.concurrency)
+            demo.load(None, None, None, js=SHORTCUT_JS)
+        demo.queue(max_size=settings.queue_size, api_open=False)
+        return demo
+
+
+def _slider(name: str, value: float, step: float, t: gr.I18n) -> gr.Slider:
+    low, high = OPTION_BOUNDS[name]
+    return gr.Slider(low, high, value=value, step=step, label=t(name), elem_id=f"opt-{name}")
+
+
+def _detected_code(markdown: str) -> str | None:
+    """The language code named in the detection line, if any."""
+    for lang in languages.LANGUAGES:
+        if f"**{lang.english} · {lang.chinese}**" in (markdown or ""):
+            return lang.code
+    return None
+
+
+def build_ui(translator: Translator) -> gr.Blocks:
+    return TranslatorUI(translator).build()

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# One-click launcher for the Hunyuan-MT web translator.
+#
+#   bash launch.sh [app flags]        set up .venv if needed, then run the app (--demo: tiny model)
+#   bash launch.sh --background ...   same, in the background: returns once ready, logs to .hymt/
+#   bash launch.sh stop               stop the background server
+#   bash launch.sh test [pytest args] set up (with test tools), then run the whole test suite
+#
+# Environment: PYTHON (interpreter, default python3), HYMT_VENV (default .venv),
+# HYMT_TORCH_INDEX (a pip index URL for torch, e.g. https://download.pytorch.org/whl/cu128).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+VENV="${HYMT_VENV:-.venv}"
+PYTHON="${PYTHON:-python3}"
+TORCH_VERSION="2.13.0"
+STATE_DIR=".hymt"
+PID_FILE="$STATE_DIR/server.pid"
+LOG_FILE="$STATE_DIR/server.log"
+
+say() { printf '[launch] %s\n' "$*" >&2; }
+die() { printf '[launch] error: %s\n' "$*" >&2; exit 1; }
+
+check_python() {
+  command -v "$PYTHON" >/dev/null 2>&1 || die "no Python found ('$PYTHON'). Install Python 3.11+ (e.g. 'sudo apt install python3 python3-venv') or set PYTHON=/path/to/python3."
+  "$PYTHON" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' \
+    || die "$("$PYTHON" --version 2>&1) is too old: Python 3.11 or newer is needed (set PYTHON=...)."
+}
+
+install_torch() {
+  if "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1; then return; fi
+  if [ -n "${HYMT_TORCH_INDEX:-}" ]; then
+    say "installing torch $TORCH_VERSION from $HYMT_TORCH_INDEX"
+    "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" --index-url "$HYMT_TORCH_INDEX"
+  elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    say "NVIDIA GPU found ($(nvidia-smi -L | head -n1)): installing the CUDA build of torch $TORCH_VERSION"
+    "$VENV/bin/pip" install -q "torch==$TORCH_VERSION"
+  elif [ "$(uname -s)" = "Darwin" ]; then
+    say "macOS: installing torch $TORCH_VERSION (Apple GPUs through MPS)"
+    "$VENV/bin/pip" install -q "torch==$TORCH_VERSION"
+  else
+    say "no NVIDIA GPU found: installing the CPU build of torch $TORCH_VERSION"
+    # A local wheel (pip's find-links) first, then PyTorch's CPU index; never the multi-GB CUDA build.
+    "$VENV/bin/pip" install -q --no-index "torch==$TORCH_VERSION" 2>/dev/null \
+      || "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
+  fi
+}
+
+setup() {  # $1: "dev" to add the test tools
+  check_python
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "creating the virtualenv $VENV"
+    "$PYTHON" -m venv "$VENV" || die "could not create $VENV: install the venv module (e.g. 'sudo apt install python3-venv')."
+  fi
+  install_torch
+  local files=(requirements.txt)
+  [ "${1:-}" = "dev" ] && files+=(requirements-dev.txt)
+  local stamp="$VENV/.hymt-${1:-run}.stamp" digest
+  digest="$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+    say "installing ${files[*]}"
+    local args=()
+    for f in "${files[@]}"; do args+=(-r "$f"); done
+    "$VENV/bin/pip" install -q "${args[@]}"
+    echo "$digest" > "$stamp"
+  fi
+}
+
+stop_server() {
+  if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+    kill "$(cat "$PID_FILE")" && say "stopped the server (pid $(cat "$PID_FILE"))"
+    rm -f "$PID_FILE"
+  else
+    rm -f "$PID_FILE"
+    say "no background server is running"
+  fi
+}
+
+start_background() {
+  mkdir -p "$STATE_DIR"
+  if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+    die "a server is already running (pid $(cat "$PID_FILE")); 'bash launch.sh stop' first."
+  fi
+  : > "$LOG_FILE"
+  nohup "$VENV/bin/python" app.py "$@" >>"$LOG_FILE" 2>&1 &
+  echo $! > "$PID_FILE"
+  say "starting in the background (pid $!, log $LOG_FILE)"
+  local waited=0
+  while [ "$waited" -lt "${HYMT_START_TIMEOUT:-900}" ]; do
+    if grep -q 'translator ready:' "$LOG_FILE"; then
+      grep 'translator ready:' "$LOG_FILE" | tail -n1
+      return 0
+    fi
+    if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
+      rm -f "$PID_FILE"
+      tail -n 20 "$LOG_FILE" >&2
+      die "the server exited before it was ready (see $LOG_FILE)."
+    fi
+    sleep 1; waited=$((waited + 1))
+  done
+  die "not ready after ${waited}s; still loading? See $LOG_FILE (stop with 'bash launch.sh stop')."
+}
+
+case "${1:-}" in
+  test)
+    shift
+    setup dev
+    exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  stop)
+    stop_server
+    ;;
+  -h|--help|help)
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    setup
+    exec "$VENV/bin/python" app.py --help
+    ;;
+  *)
+    setup
+    background=0; args=()
+    for a in "$@"; do
+      if [ "$a" = "--background" ]; then background=1; else args+=("$a"); fi
+    done
+    if [ "$background" = 1 ]; then
+      start_background "${args[@]+"${args[@]}"}"
+    else
+      exec "$VENV/bin/python" app.py "${args[@]+"${args[@]}"}"
+    fi
+    ;;
+esac
