@@ -41,8 +41,7 @@ EXAMPLES: list[list[str]] = [
 
 I18N = gr.I18n(
     en={
-        "title": "Hunyuan-MT Translator",
-        "subtitle": "38 languages · streaming · batched · cached",
+        "header": "## Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
         "source": "From",
         "target": "To",
         "detect": "Detect language",
@@ -69,8 +68,7 @@ I18N = gr.I18n(
         "status": "Status",
     },
     **{"zh-CN": {
-        "title": "混元翻译",
-        "subtitle": "38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "header": "## 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
         "source": "源语言",
         "target": "目标语言",
         "detect": "自动检测",
@@ -258,7 +256,7 @@ class TranslatorUI:
         settings = self.translator.settings
         t = I18N
         with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
-            gr.Markdown(f"## {t('title')}\n{t('subtitle')}")
+            gr.Markdown(t("header"))
             with gr.Row(equal_height=True):
                 source = gr.Dropdown(language_choices(True), value=languages.AUTO,
                                      label=t("source"), filterable=True, scale=5,
@@ -282,7 +280,9 @@ class TranslatorUI:
                 stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
                 clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
             progress = gr.Markdown("", elem_id="progress")
-            gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"))
+            gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"),
+                        example_labels=[_example_label(*row) for row in EXAMPLES],
+                        examples_per_page=len(EXAMPLES))
             with gr.Accordion(t("advanced"), open=False):
                 deterministic = gr.Checkbox(False, label=t("deterministic"),
                                             info=t("deterministic_info"), elem_id="deterministic")
@@ -302,7 +302,7 @@ class TranslatorUI:
             status = gr.Markdown(self.status_markdown(), elem_id="status-line")
             timer = gr.Timer(2.0)
 
-            text.input(None, text, count, js=COUNT_JS % settings.max_input_chars)
+            text.change(None, text, count, js=COUNT_JS % settings.max_input_chars, queue=False)
             target.change(self.output_direction, target, output, api_visibility="private",
                           queue=False)
             swap.click(self.swap, [source, target, detected], [source, target],
@@ -315,8 +315,7 @@ class TranslatorUI:
                 self.translate, inputs, [output, detected, progress, history],
                 api_name="translate_ui", api_visibility="undocumented",
                 concurrency_id=MODEL_EVENTS, concurrency_limit=settings.concurrency)
-            run.then(lambda h: (h, ""), history, [table, progress], api_visibility="private",
-                     queue=False)
+            run.then(lambda h: h, history, table, api_visibility="private", queue=False)
             stop_btn.click(None, None, None, cancels=[run], api_visibility="private", queue=False)
             table.select(self.restore, history, [text, output], api_visibility="private",
                          queue=False)
@@ -331,6 +330,10 @@ class TranslatorUI:
 def _slider(name: str, value: float, step: float, t: gr.I18n) -> gr.Slider:
     low, high = OPTION_BOUNDS[name]
     return gr.Slider(low, high, value=value, step=step, label=t(name), elem_id=f"opt-{name}")
+
+
+def _example_label(text: str, source: str, target: str) -> str:
+    return f"{languages.get(source).english} → {languages.get(target).english}: {text}"
 
 
 def _detected_code(markdown: str) -> str | None:

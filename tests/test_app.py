@@ -1,0 +1,167 @@
+"""The web app through its real clients: gradio_client against a running server, and launch.sh.
+
+These are the checks a user makes: the ``translate`` endpoint streams growing chunks that end in
+exactly the phrase table's target; errors arrive as readable messages; the one-click launcher
+starts a demo server in the background, reports its URL and stops it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.engine import Engine, EngineState, EngineStatus
+from hunyuan_webui.errors import NotReadyError
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(engine, demo_settings) -> Iterator[str]:
+    settings = replace(demo_settings, port=free_port(), max_input_chars=200)
+    translator = Translator(engine, engine.spec, settings)
+    server = Server(create_app(settings, translator), settings).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def client(app_url) -> Iterator[Client]:
+    client = Client(app_url, verbose=False)
+    yield client
+    client.close()
+
+
+def test_translate_endpoint_streams_growing_chunks(client):
+    job = client.submit("这本书很有意思。", "zh", "en", api_name="/translate")
+    outputs = list(job)
+    assert outputs[-1] == "This book is very interesting."
+    distinct = list(dict.fromkeys(outputs))
+    assert len(distinct) >= 3
+    assert all(b.startswith(a) for a, b in zip(distinct, distinct[1:]))
+
+
+def test_translate_endpoint_detects_the_source(client):
+    assert client.predict("谢谢你的帮助。", "auto", "en", api_name="/translate") == (
+        "Thank you for your help.")
+
+
+@pytest.mark.parametrize("args, message", [
+    (("hello", "en", "xx"), "Unknown language code 'xx'"),
+    (("x" * 201, "en", "zh"), "the limit is 200"),
+])
+def test_errors_reach_the_client_as_readable_messages(client, args, message):
+    with pytest.raises(Exception) as err:
+        client.predict(*args, api_name="/translate")
+    assert message in str(err.value)
+    assert "Traceback" not in str(err.value)
+
+
+def test_the_queue_cannot_be_bypassed(app_url):
+    import httpx
+
+    response = httpx.post(f"{app_url}/gradio_api/run/translate", json={"data": ["hi", "en", "zh"]})
+    assert response.status_code >= 400
+
+
+class LoadingEngine(Engine):
+    """An engine still loading: the real interface, refusing work as LocalEngine does then."""
+
+    model_id = "tencent/Hunyuan-MT-7B"
+
+    def submit(self, prompts, options):
+        raise NotReadyError("The model is still loading; please wait a moment.")
+
+    def status(self) -> EngineStatus:
+        return EngineStatus(EngineState.LOADING, self.model_id)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+
+def test_model_not_ready_is_a_readable_error(engine, demo_settings):
+    settings = replace(demo_settings, port=free_port())
+    translator = Translator(LoadingEngine(), engine.spec, settings)
+    server = Server(create_app(settings, translator), settings).start()
+    try:
+        client = Client(server.url, verbose=False)
+        with pytest.raises(Exception) as err:
+            client.predict("谢谢。", "zh", "en", api_name="/translate")
+        client.close()
+        assert "still loading" in str(err.value)
+        import httpx
+
+        assert httpx.get(f"{server.url}/ready").status_code == 503
+    finally:
+        server.stop()
+
+
+def test_settings_come_from_flags_and_environment():
+    from hunyuan_webui.settings import from_sources
+
+    settings, rest = from_sources(["--port", "9000", "--max-input-chars", "50"],
+                                  env={"HYMT_PORT": "8000", "HYMT_DTYPE": "int4",
+                                       "HYMT_WARMUP": "false"})
+    assert (settings.port, settings.max_input_chars, settings.dtype, settings.warmup) == (
+        9000, 50, "int4", False)
+    assert settings.host == "127.0.0.1" and rest == []
+    assert isinstance(settings, Settings)
+
+
+def test_app_help_documents_the_flags():
+    out = subprocess.run([sys.executable, "app.py", "--help"], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0
+    for flag in ("--model", "--dtype", "--demo", "--host", "--port", "--root-path",
+                 "--max-input-chars", "--concurrency", "HYMT_MAX_INPUT_CHARS"):
+        assert flag in out.stdout
+
+
+def test_busy_port_gets_a_clear_message():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        out = subprocess.run([sys.executable, "app.py", "--demo", "--port", str(port)], cwd=REPO,
+                             capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    assert f"Port {port}" in out.stderr and "already in use" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_launcher_runs_the_demo_in_the_background_and_stops_it(tmp_path):
+    port = free_port()
+    env = {**os.environ, "HYMT_VENV": str(Path(sys.executable).parent.parent)}
+    started = subprocess.run(["bash", "launch.sh", "--background", "--demo", "--port", str(port)],
+                             cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    try:
+        assert started.returncode == 0, started.stderr
+        assert f"http://127.0.0.1:{port}" in started.stdout
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        outputs = list(client.submit("这本书很有意思。", "zh", "en", api_name="/translate"))
+        client.close()
+        assert outputs[-1] == "This book is very interesting."
+        assert len(set(outputs)) >= 3
+    finally:
+        stopped = subprocess.run(["bash", "launch.sh", "stop"], cwd=REPO, env=env,
+                                 capture_output=True, text=True, timeout=60)
+    assert "stopped the server" in stopped.stderr
+    log = (REPO / ".hymt" / "server.log").read_text()
+    assert "translator ready" in log

@@ -1,0 +1,134 @@
+"""The page in a real headless Chromium (Debian's ``chromium``), driven by Playwright.
+
+A visitor picks a pair, translates a demo phrase and watches the output fill in; the UI follows the
+browser's language (Chinese here); markup typed by a visitor stays text; right-to-left targets are
+rendered right-to-left. Screenshots land in ``assets/`` for the README.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.service import Translator
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
+        "--disable-component-update", "--no-first-run", "--disable-quic"]
+# Records every value the output box takes, once per animation frame.
+RECORD_OUTPUT = """() => {
+  window.__seen = [];
+  const tick = () => {
+    const box = document.querySelector('#output-box textarea');
+    const seen = window.__seen;
+    if (box && (seen.length === 0 || seen[seen.length - 1] !== box.value)) seen.push(box.value);
+    requestAnimationFrame(tick);
+  };
+  tick();
+}"""
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+
+
+@pytest.fixture(scope="module")
+def url(engine, demo_settings) -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = replace(demo_settings, port=port)
+    server = Server(create_app(settings, Translator(engine, engine.spec, settings)), settings).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url: str, locale: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale=locale)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#translate-btn")
+    return page
+
+
+def pick(page, elem_id: str, label: str) -> None:
+    box = page.locator(f"#{elem_id} input")
+    box.click()
+    box.fill(label.split(" · ")[0])
+    page.locator("[data-testid=dropdown-option]", has_text=label).first.click()
+
+
+def test_translate_a_phrase_and_watch_it_stream(browser, url):
+    page = open_page(browser, url, "en-US")
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    pick(page, "target-lang", "English · 英语 · English")
+    page.locator("#input-box textarea").fill("这本书很有意思。")
+    assert page.locator("#char-count").inner_text().startswith("8 / ")
+    page.evaluate(RECORD_OUTPUT)
+    page.locator("#translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#output-box textarea').value"
+                           " === 'This book is very interesting.'", timeout=30_000)
+    seen = [v for v in page.evaluate("window.__seen") if v]
+    assert len(seen) >= 3, seen  # it filled in, it did not appear at once
+    assert all(b.startswith(a) for a, b in zip(seen, seen[1:]))
+    assert "ready" in page.locator("#status-line").inner_text()
+    assert "Last translation" in page.locator("#progress").inner_text()
+    page.screenshot(path=str(ASSETS / "screenshot-en.png"), full_page=True)
+
+
+def test_ctrl_enter_translates_and_detection_is_shown(browser, url):
+    page = open_page(browser, url, "en-US")
+    page.locator("#input-box textarea").fill("谢谢你的帮助。")
+    page.locator("#input-box textarea").press("Control+Enter")
+    page.wait_for_function("() => document.querySelector('#output-box textarea').value"
+                           " === 'Thank you for your help.'", timeout=30_000)
+    assert "Chinese" in page.locator("#detected-lang").inner_text()
+
+
+def test_the_page_follows_the_browser_language(browser, url):
+    page = open_page(browser, url, "zh-CN")
+    assert page.locator("#translate-btn").inner_text() == "翻译"
+    assert "混元翻译" in page.content()
+    pick(page, "source-lang", "English · 英语 · English")
+    pick(page, "target-lang", "Chinese · 中文 · 简体中文")
+    page.locator("#input-box textarea").fill("Thank you for your help.")
+    page.locator("#translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#output-box textarea').value"
+                           " === '谢谢你的帮助。'", timeout=30_000)
+    page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
+
+
+def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):
+    page = open_page(browser, url, "en-US")
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    pick(page, "target-lang", "Arabic · 阿拉伯语 · العربية")
+    markup = "<img src=x onerror=alert(1)><script>window.__pwned=1</script> Thank you."
+    page.locator("#input-box textarea").fill(markup)
+    pick(page, "source-lang", "English · 英语 · English")
+    page.locator("#translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#output-box textarea').value.length > 0",
+                           timeout=30_000)
+    page.get_by_text("History (click a row to restore it)").click()
+    page.wait_for_timeout(500)
+    assert dialogs == []
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#input-box textarea").input_value() == markup
+    box = page.locator("#output-box textarea")
+    assert box.get_attribute("dir") == "rtl" or "right" in (box.get_attribute("style") or "")
