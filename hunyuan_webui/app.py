@@ -84,6 +84,23 @@ def check_port(host: str, port: int) -> None:
                 f"be running: stop it with `bash launch.sh stop`, or choose another --port.") from None
 
 
+def check_hardware(settings: Settings) -> None:
+    """Refuse to start a 7B model on a machine without a GPU unless asked to (--device cpu)."""
+    if settings.engine != "local" or settings.device != "auto":
+        return
+    from hunyuan_webui import models
+    from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device
+
+    spec = models.resolve(settings.model)
+    if spec.params_b >= 3 and pick_device("auto").type == "cpu":
+        raise TranslatorError(
+            f"No GPU found. {spec.id} needs a GPU (about {estimate_weight_gib(spec.params_b, 'bf16'):.0f}"
+            f" GiB in bf16, {estimate_weight_gib(spec.params_b, 'int4'):.0f} GiB in int4). On this "
+            f"machine try `bash launch.sh --demo`, a smaller model (--model tencent/HY-MT1.5-1.8B), "
+            f"a remote server (--engine openai --endpoint URL), or --device cpu to try anyway "
+            f"(about {estimate_weight_gib(spec.params_b, 'fp32'):.0f} GiB of RAM, and slow).")
+
+
 def _display_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
@@ -98,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         if settings.demo:
             settings = settings.with_demo()
+        check_hardware(settings)
         check_port(settings.host, settings.port)
         app = create_app(settings)
         server = Server(app, settings).start()

@@ -123,6 +123,19 @@ class Settings:
         return out
 
 
+def markdown_table() -> str:
+    """The README's configuration table, generated from the fields so the two cannot drift."""
+    rows = ["| flag | environment | default | meaning |", "|---|---|---|---|"]
+    for f in fields(Settings):
+        default = f.default
+        shown = "—" if default in (None, "") else f"`{default}`"
+        choices = f.metadata.get("choices")
+        meaning = f.metadata["help"] + (f" One of: {', '.join(choices)}." if choices else "")
+        rows.append(f"| `--{_flag(f.name)}` | `{ENV_PREFIX}{f.name.upper()}` | {shown} | "
+                    f"{meaning.replace('|', '/')} |")
+    return "\n".join(rows)
+
+
 def _flag(name: str) -> str:
     return name.replace("_", "-")
 
