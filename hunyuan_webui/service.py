@@ -22,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from hunyuan_webui import languages, prompts
+from hunyuan_webui import languages, modes, prompts
 from hunyuan_webui.cache import PhraseCache, cache_key
 from hunyuan_webui.detect import Detection, LanguageDetector
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
@@ -33,13 +33,14 @@ from hunyuan_webui.errors import (
     InputTooLongError,
     UnsupportedModeError,
 )
-from hunyuan_webui.models import TRANSLATE, ModelSpec
-from hunyuan_webui.segment import Document, split_document
+from hunyuan_webui.models import CHIMERA, FORMATTED, TRANSLATE, ModelSpec
+from hunyuan_webui.segment import Document, Piece, is_translatable, split_document
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
+ALTERNATIVES_MAX_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class TranslationRequest:
     mode: str = TRANSLATE
     glossary: tuple[tuple[str, str], ...] = ()
     context: str = ""
+    variants: int = 3  # alternatives mode: how many
 
 
 @dataclass
@@ -67,6 +69,8 @@ class TranslationResult:
     usage: dict[str, Any] = field(default_factory=dict)
     glossary_found: tuple[str, ...] = ()
     glossary_missing: tuple[str, ...] = ()
+    alternatives: tuple[str, ...] = ()  # alternatives mode: every variant, the first is ``text``
+    candidates: tuple[str, ...] = ()  # ensemble mode: what Chimera fused
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -84,6 +88,10 @@ class TranslationResult:
         if self.glossary_found or self.glossary_missing:
             out["glossary"] = {"found": list(self.glossary_found),
                                "missing": list(self.glossary_missing)}
+        if self.alternatives:
+            out["alternatives"] = list(self.alternatives)
+        if self.candidates:
+            out["candidates"] = list(self.candidates)
         return out
 
 
@@ -100,9 +108,12 @@ class Translator:
     """Validates, detects, segments, caches, and streams translations from one engine."""
 
     def __init__(self, engine: Engine, spec: ModelSpec, settings: Settings,
-                 cache: PhraseCache | None = None, detector: LanguageDetector | None = None) -> None:
+                 cache: PhraseCache | None = None, detector: LanguageDetector | None = None,
+                 chimera: Engine | None = None) -> None:
         self.engine = engine
         self.spec = spec
+        # The engine that fuses ensemble candidates: the model itself if it is Chimera.
+        self.chimera = chimera or (engine if spec.supports(CHIMERA) else None)
         self.settings = settings
         self.cache = cache
         self.detector = detector or LanguageDetector()
@@ -121,7 +132,10 @@ class Translator:
         if settings.cache_size or settings.cache_dir or settings.redis_url:
             cache = PhraseCache(size=settings.cache_size, directory=settings.cache_dir,
                                 redis_url=settings.redis_url)
-        return cls(get_engine(settings), spec, settings, cache=cache)
+        chimera = None
+        if settings.chimera_model:
+            chimera = get_engine(replace(settings, model=settings.chimera_model))
+        return cls(get_engine(settings), spec, settings, cache=cache, chimera=chimera)
 
     # -- validation -------------------------------------------------------------------------------
     def validate(self, request: TranslationRequest) -> TranslationRequest:
@@ -137,11 +151,25 @@ class Translator:
         target = languages.normalize(request.target_lang)
         source = request.source_lang
         source = languages.AUTO if source.strip().lower() == languages.AUTO else languages.normalize(source)
-        if request.mode != TRANSLATE and not self.spec.supports(request.mode):
+        if request.mode not in modes.MODES:
+            raise UnsupportedModeError(f"Unknown mode {request.mode!r}. Modes: "
+                                       f"{', '.join(modes.MODES)}.")
+        if request.mode == "ensemble" and self.chimera is None:
             raise UnsupportedModeError(
-                f"The model {self.spec.id} does not support the {request.mode!r} mode; "
-                f"it supports: {', '.join(sorted(self.spec.modes))}.")
-        return replace(request, source_lang=source, target_lang=target)
+                "Ensemble mode fuses candidates with tencent/Hunyuan-MT-Chimera-7B, which is not "
+                "loaded. Serve it alone (--model tencent/Hunyuan-MT-Chimera-7B: it writes the "
+                "candidates too) or beside this model (--chimera-model "
+                "tencent/Hunyuan-MT-Chimera-7B, about 14 GiB more GPU memory in bf16).")
+        if request.mode == "alternatives":
+            if not 1 <= request.variants <= modes.MAX_ALTERNATIVES:
+                raise InputError(f"Ask for 1 to {modes.MAX_ALTERNATIVES} alternatives.")
+            if len(request.text) > ALTERNATIVES_MAX_CHARS:
+                raise InputTooLongError(f"Alternatives are for short texts (at most "
+                                        f"{ALTERNATIVES_MAX_CHARS} characters).")
+        glossary = modes.parse_glossary(request.glossary)
+        if not isinstance(request.context, str):
+            raise InputError("The context must be text.")
+        return replace(request, source_lang=source, target_lang=target, glossary=glossary)
 
     def detect(self, text: str) -> Detection:
         return self.detector.detect(text[:2000])
@@ -165,8 +193,12 @@ class Translator:
             return Job(self, request, source, detection, Document(()), notice=notice,
                        passthrough=True)
         self._check_tokens(request.text)
-        document = split_document(request.text, source)
-        return Job(self, request, source, detection, document)
+        if request.mode in modes.PARAGRAPH_MODES:
+            document = line_document(request.text)
+        else:
+            document = split_document(request.text, source)
+        notices = modes.notices_for(self.spec, request.mode, request.glossary, request.context)
+        return Job(self, request, source, detection, document, notice=" ".join(notices))
 
     def translate(self, request: TranslationRequest) -> TranslationResult:
         return self.start(request).result()
@@ -194,7 +226,8 @@ class Translator:
                                     "Split it into smaller parts (or raise --max-input-tokens).")
 
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
-        return prompts.translation_prompt(segment, source, request.target_lang, self.spec.family)
+        return modes.translation_prompt(self.spec, segment, source, request.target_lang,
+                                        request.glossary, request.context, request.mode)
 
     def key_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return cache_key(model=self.spec.id, source_lang=source, target_lang=request.target_lang,
@@ -202,8 +235,10 @@ class Translator:
                          options={**request.options.cache_fields(),
                                   "glossary": list(request.glossary), "context": request.context})
 
-    def cacheable(self, options: DecodingOptions) -> bool:
+    def cacheable(self, request: TranslationRequest) -> bool:
+        options = request.options
         return self.cache is not None and self.cache.enabled and (
+            request.mode not in modes.PARAGRAPH_MODES) and (
             options.deterministic or self.settings.cache_sampled)
 
     # -- sharing sequences between identical requests ---------------------------------------------
@@ -247,13 +282,16 @@ class Job:
         self.notice = notice
         self.passthrough = passthrough
         self._cancelled = threading.Event()
-        self._streams: dict[int, Stream] = {}
+        self._streams: dict[int, Stream] = {}  # segment index (or a serial) -> its sequence
         self._cached: dict[int, str] = {}
         self.started_at = time.perf_counter()
         self.first_token_at: float | None = None
         self._result: TranslationResult | None = None
         self._keys: list[str] | None = None
         self._cacheable = False
+        self._format_broken = 0
+        self._alternatives: list[tuple[str, ...]] = []
+        self._candidates: list[tuple[str, ...]] = []
         self._window = max(2 * translator.settings.max_batch_size, 8)
 
     @property
@@ -280,7 +318,7 @@ class Job:
             return self
         segments = self.document.segments
         self._keys = [self.translator.key_for(s, self.source, self.request) for s in segments]
-        self._cacheable = self.translator.cacheable(self.request.options)
+        self._cacheable = self.translator.cacheable(self.request)
         cache = self.translator.cache
         if self._cacheable and cache is not None:
             for i, hit in enumerate(cache.get_many(self._keys)):
@@ -295,6 +333,9 @@ class Job:
         if self.passthrough or not self.document.segments:
             text = self.request.text if self.passthrough else ""
             yield Update(text, text, 0, 0, self._finish(text))
+            return
+        if self.request.mode in modes.PARAGRAPH_MODES:
+            yield from self._paragraph_mode()
             return
         self.prime()
         segments = self.document.segments
@@ -326,7 +367,9 @@ class Job:
         if index in self._cached:
             yield self._cached[index]
             return
-        stream = self._streams[index]
+        yield from self._read(self._streams[index])
+
+    def _read(self, stream: Stream) -> Iterator[str]:
         position = 0
         while not self._cancelled.is_set():
             chunks, finished = stream.read(position, timeout=0.25)
@@ -335,6 +378,101 @@ class Job:
             if finished and not stream.read(position, timeout=0)[0]:
                 stream.raise_if_failed()
                 return
+
+    # -- formatted, alternatives, ensemble: one paragraph at a time, phase one batched ----------
+    def _paragraph_mode(self) -> Iterator[Update]:
+        translator = self.translator
+        segments = self.document.segments
+        plans = [self._plan(seg) for seg in segments]
+        prompts_ = [p for plan in plans for p in plan[0]]
+        options = [o for plan in plans for o in plan[1]]
+        streams = self._submit_raw(translator.engine, prompts_, options, first=True)
+        out: list[str] = []
+        index = 0
+        try:
+            for piece in self.document.pieces:
+                if not piece.translate:
+                    out.append(piece.text)
+                    yield Update(piece.text, "".join(out), index, len(segments))
+                    continue
+                mine, streams = streams[: len(plans[index][0])], streams[len(plans[index][0]):]
+                for chunk in self._paragraph(segments[index], plans[index][2], mine):
+                    if self.first_token_at is None:
+                        self.first_token_at = time.perf_counter()
+                    out.append(chunk)
+                    yield Update(chunk, "".join(out), index, len(segments))
+                if self._cancelled.is_set():
+                    return
+                index += 1
+            if self._format_broken:
+                self.notice = " ".join(filter(None, [self.notice, modes.FORMAT_BROKEN.format(
+                    n=self._format_broken)]))
+            text = "".join(out)
+            yield Update("", text, index, len(segments), self._finish(text))
+        finally:
+            if self._result is None:
+                self.cancel()
+
+    def _plan(self, segment: str) -> tuple[list[str], list[DecodingOptions], Any]:
+        """Phase-one prompts and options for one paragraph (all paragraphs batch together)."""
+        translator, request = self.translator, self.request
+        spec, target, options = translator.spec, request.target_lang, request.options
+        if request.mode == "formatted":
+            markup = modes.ProtectedMarkup.parse(segment)
+            if not markup.has_markup:
+                return [translator.prompt_for(segment, self.source, request)], [options], None
+            if spec.supports(FORMATTED):
+                prompt = prompts.formatted_prompt(markup.tagged, target)
+            else:
+                prompt = prompts.translation_prompt(markup.tagged, self.source, target, spec.family)
+            return [prompt], [options], markup
+        prompt = translator.prompt_for(segment, self.source, request)
+        if request.mode == "alternatives":
+            variants = [replace(options, deterministic=True)] + [
+                replace(options, deterministic=False, temperature=max(options.temperature, 0.9),
+                        seed=(options.seed or 0) + i) for i in range(1, request.variants)]
+            return [prompt] * request.variants, variants, None
+        candidates = [replace(options, deterministic=True) if t is None else
+                      replace(options, deterministic=False, temperature=t, seed=(options.seed or 0) + i)
+                      for i, t in enumerate(modes.CANDIDATE_TEMPERATURES[:modes.ENSEMBLE_CANDIDATES])]
+        return [prompt] * len(candidates), candidates, None
+
+    def _paragraph(self, segment: str, markup: Any, streams: list[Stream]) -> Iterator[str]:
+        translator, request = self.translator, self.request
+        if request.mode == "formatted":
+            text = "".join(self._read(streams[0]))
+            if markup is None:
+                yield text
+                return
+            restored = markup.restore(text)
+            if restored is None:  # tags lost or unbalanced: translate the bare text instead
+                self._format_broken += 1
+                plain = translator.prompt_for(modes.strip_markup(segment), self.source, request)
+                [fallback] = self._submit_raw(translator.engine, [plain], [request.options])
+                restored = "".join(self._read(fallback))
+            yield restored
+        elif request.mode == "alternatives":
+            yield from self._read(streams[0])
+            variants = [streams[0].text] + ["".join(self._read(s)) for s in streams[1:]]
+            self._alternatives.append(tuple(dict.fromkeys(v for v in variants if v)))
+        else:  # ensemble: wait for the candidates, then stream Chimera's fusion
+            candidates = list(dict.fromkeys(t for t in ("".join(self._read(s)) for s in streams) if t))
+            self._candidates.append(tuple(candidates))
+            fusion = prompts.chimera_prompt(segment, self.source, request.target_lang,
+                                            candidates or [segment])
+            assert translator.chimera is not None
+            [fused] = self._submit_raw(translator.chimera, [fusion],
+                                       [replace(request.options, deterministic=True)])
+            yield from self._read(fused)
+
+    def _submit_raw(self, engine: Engine, prompts_: list[str], options: list[DecodingOptions],
+                    first: bool = False) -> list[Stream]:
+        streams = engine.submit(prompts_, options)
+        self.translator.model_calls += len(streams)
+        for stream in streams:
+            stream.attach()
+            self._streams[len(self._streams) + 1_000_000] = stream
+        return streams
 
     def _submit_upto(self, end: int, first: bool) -> None:
         """Submit, in one engine call, every segment before ``end`` not yet cached or submitted."""
@@ -371,11 +509,20 @@ class Job:
         }
         self._release()
         total = len(self.document.segments)
+        found, missing = modes.glossary_report(text, self.request.glossary)
+        alternatives: tuple[str, ...] = ()
+        if self._alternatives:
+            # One text in, several variants out: paragraph by paragraph, variant by variant.
+            count = min(len(v) for v in self._alternatives)
+            alternatives = tuple(
+                self.document.render([v[k] for v in self._alternatives]) for k in range(count))
         result = TranslationResult(
             text=text, source_lang=self.source, target_lang=self.request.target_lang,
             model=self.translator.spec.id, cached=total > 0 and len(self._cached) == total,
             detection=self.detection, notice=self.notice, segments=total,
-            cached_segments=len(self._cached), usage=usage)
+            cached_segments=len(self._cached), usage=usage, glossary_found=found,
+            glossary_missing=missing, alternatives=alternatives,
+            candidates=tuple(c for cands in self._candidates for c in cands))
         self._result = result
         return result
 
@@ -386,6 +533,23 @@ class Job:
             if update.result is not None:
                 return update.result
         raise CancelledError("The translation was stopped.")
+
+
+def line_document(text: str) -> Document:
+    """Paragraph modes translate whole lines: indentation and line ends stay layout."""
+    pieces: list[Piece] = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        core = body.strip()
+        if not core or not is_translatable(core):
+            pieces.append(Piece(line, False))
+            continue
+        start = body.index(core)
+        for part, translate in ((body[:start], False), (core, True),
+                                (body[start + len(core):] + line[len(body):], False)):
+            if part:
+                pieces.append(Piece(part, translate))
+    return Document(tuple(pieces))
 
 
 def _reject_binary(text: str) -> None:

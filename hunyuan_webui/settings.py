@@ -44,6 +44,8 @@ class Settings:
     remote_model: str | None = _opt(None, "Model name the remote server knows (default: --model).")
     remote_timeout: float = _opt(120.0, "Seconds before a remote request is abandoned.")
     remote_retries: int = _opt(3, "Retries (with backoff) when the remote server fails to answer.")
+    chimera_model: str | None = _opt(None, "A Hunyuan-MT-Chimera checkpoint loaded beside --model "
+                                     "for the ensemble mode (not needed when --model is Chimera).")
     warmup: bool = _opt(True, "Run a short generation before serving.")
     # limits and batching
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")

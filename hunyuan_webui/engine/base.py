@@ -318,8 +318,11 @@ class Engine(ABC):
     model_id: str
 
     @abstractmethod
-    def submit(self, prompts: Sequence[str], options: DecodingOptions) -> list[Stream]:
+    def submit(self, prompts: Sequence[str],
+               options: DecodingOptions | Sequence[DecodingOptions]) -> list[Stream]:
         """Admit ``prompts`` together (so they can share batches); one stream each.
+
+        ``options`` applies to every prompt, or is a sequence with one entry per prompt.
 
         Raises :class:`~hunyuan_webui.errors.BusyError` when the queue is full and
         :class:`~hunyuan_webui.errors.NotReadyError` before the model is ready.
@@ -350,3 +353,14 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
+
+
+def options_per_prompt(prompts: Sequence[str],
+                       options: DecodingOptions | Sequence[DecodingOptions]) -> list[DecodingOptions]:
+    """One options object per prompt, whichever form ``submit`` was given."""
+    if isinstance(options, DecodingOptions):
+        return [options] * len(prompts)
+    options = list(options)
+    if len(options) != len(prompts):
+        raise ValueError(f"{len(prompts)} prompts but {len(options)} options")
+    return options

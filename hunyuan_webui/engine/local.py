@@ -30,6 +30,7 @@ from hunyuan_webui.engine.base import (
     EngineState,
     EngineStatus,
     Stream,
+    options_per_prompt,
 )
 from hunyuan_webui.engine.loader import LoadedModel, load
 from hunyuan_webui.engine.sampling import choose
@@ -117,7 +118,8 @@ class LocalEngine(Engine):
             ids = ids["input_ids"]
         return [int(i) for i in ids]
 
-    def submit(self, prompts: Sequence[str], options: DecodingOptions) -> list[Stream]:
+    def submit(self, prompts: Sequence[str],
+               options: DecodingOptions | Sequence[DecodingOptions]) -> list[Stream]:
         if self._state is not EngineState.READY:
             raise NotReadyError(self._not_ready_message())
         return self._enqueue(prompts, options)
@@ -130,14 +132,17 @@ class LocalEngine(Engine):
         self._state = EngineState.STOPPED
 
     # -- admission --------------------------------------------------------------------------------
-    def _enqueue(self, prompts: Sequence[str], options: DecodingOptions) -> list[Stream]:
+    def _enqueue(self, prompts: Sequence[str],
+                 options: DecodingOptions | Sequence[DecodingOptions]) -> list[Stream]:
         loaded = self._require_loaded()
+        per_prompt = options_per_prompt(prompts, options)
         rendered = [self.render(p) for p in prompts]
         for ids in rendered:
             if len(ids) > self.max_prompt_tokens:
                 raise InputTooLongError(
                     f"The prompt is {len(ids)} tokens long; at most {self.max_prompt_tokens} fit.")
-        sequences = [self._new_sequence(p, ids, options, loaded) for p, ids in zip(prompts, rendered)]
+        sequences = [self._new_sequence(p, ids, o, loaded)
+                     for p, ids, o in zip(prompts, rendered, per_prompt)]
         with self._cond:
             if len(self._pending) + len(sequences) > self.max_queued:
                 raise BusyError(f"The translator is busy ({len(self._rows)} running, "
