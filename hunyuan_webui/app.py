@@ -27,7 +27,7 @@ from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.ui import CSS, I18N, build_ui
+from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
 
 log = logging.getLogger("hunyuan_webui")
 
@@ -41,7 +41,7 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=gr.themes.Soft(), css=CSS, show_error=True, i18n=I18N,
+        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, show_error=True, i18n=I18N,
     )
     app.state.translator = translator
     return app

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -210,6 +210,38 @@ class Translator:
             for job in jobs:
                 job.prime()
             return [job.result() for job in jobs]
+        finally:
+            for job in jobs:
+                if job._result is None:
+                    job.cancel()
+
+    def translate_segments(self, segments: Sequence[str], template: TranslationRequest,
+                           progress: Callable[[int, int], None] | None = None,
+                           cancelled: threading.Event | None = None) -> list[str]:
+        """Translate many short texts (a file's sentences) like ``template``, in order.
+
+        An ``auto`` source is detected once over all of them. Segments are submitted a window
+        ahead of the one being read, so they batch without overflowing the engine's queue.
+        """
+        source = template.source_lang
+        if source.strip().lower() == languages.AUTO:
+            detection = self.detect("\n".join(segments)[:2000])
+            if detection.code is None:
+                raise InputError("Could not detect the source language; please choose it.")
+            source = detection.code
+        jobs = [self.start(replace(template, text=seg, source_lang=source)) for seg in segments]
+        window = max(2 * self.settings.max_batch_size, 8)
+        out: list[str] = []
+        try:
+            for i, job in enumerate(jobs):
+                for ahead in jobs[i:i + window]:
+                    ahead.prime()
+                if cancelled is not None and cancelled.is_set():
+                    raise CancelledError("The translation was stopped.")
+                out.append(job.result().text)
+                if progress is not None:
+                    progress(i + 1, len(jobs))
+            return out
         finally:
             for job in jobs:
                 if job._result is None:

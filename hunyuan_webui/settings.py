@@ -51,6 +51,8 @@ class Settings:
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
+    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes.",
+                               group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")

@@ -10,16 +10,27 @@ errors become ``gr.Error`` here and nowhere else in the UI.
 from __future__ import annotations
 
 import html
+import tempfile
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui import languages
+from hunyuan_webui import files, languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 
+MODE_LABELS = {
+    "translate": "Translate · 翻译",
+    "context": "With context · 结合上下文",
+    "formatted": "Keep formatting · 保留格式",
+    "alternatives": "3 alternatives · 三种译法",
+    "ensemble": "Best quality (Chimera) · 集成",
+}
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
 LOW_CONFIDENCE = 0.5
@@ -66,6 +77,18 @@ I18N = gr.I18n(
         "history_translation": "Translation",
         "history_pair": "Pair",
         "status": "Status",
+        "tab_text": "Text",
+        "tab_document": "Document",
+        "document": "File (.txt .md .srt .docx .csv)",
+        "document_out": "Translated file",
+        "csv_columns": "CSV columns to translate",
+        "translate_document": "Translate file",
+        "modes": "Modes & glossary",
+        "mode": "Mode",
+        "context": "Context",
+        "context_info": "Surrounding text (previous paragraph, product description); not translated.",
+        "glossary": "Glossary (terms to keep)",
+        "glossary_csv": "…or a CSV of term pairs",
     },
     **{"zh-CN": {
         "header": "## 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
@@ -93,20 +116,31 @@ I18N = gr.I18n(
         "history_translation": "译文",
         "history_pair": "语言对",
         "status": "状态",
+        "tab_text": "文本",
+        "tab_document": "文档",
+        "document": "文件（.txt .md .srt .docx .csv）",
+        "document_out": "译文文件",
+        "csv_columns": "要翻译的 CSV 列",
+        "translate_document": "翻译文件",
+        "modes": "模式与术语表",
+        "mode": "模式",
+        "context": "上下文",
+        "context_info": "相关文本（上一段、产品说明），不会被翻译。",
+        "glossary": "术语表",
+        "glossary_csv": "…或上传术语对 CSV",
     }},
 )
 
-# Ctrl/Cmd+Enter anywhere on the page presses Translate.
-SHORTCUT_JS = """
-() => {
-  document.addEventListener('keydown', (e) => {
-    if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
-      const button = document.querySelector('#translate-btn');
-      if (button) { e.preventDefault(); button.click(); }
-    }
-  });
-}
-"""
+# Ctrl/Cmd+Enter anywhere on the page presses Translate; in <head> so it works from the first
+# keystroke, before Gradio's own load events have run.
+SHORTCUT_HEAD = """<script>
+document.addEventListener('keydown', (e) => {
+  if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
+    const button = document.querySelector('#translate-btn');
+    if (button) { e.preventDefault(); button.click(); }
+  }
+});
+</script>"""
 COUNT_JS = "(text) => `${[...(text || '')].length.toLocaleString()} / %d`"
 
 CSS = """
@@ -160,6 +194,22 @@ def last_run_markdown(result: TranslationResult) -> str:
     return " · ".join(parts)
 
 
+def extras_markdown(result: TranslationResult) -> str:
+    """Glossary report, alternatives and ensemble candidates, when the mode produced them."""
+    parts = []
+    if result.glossary_found or result.glossary_missing:
+        found = ", ".join(html.escape(t) for t in result.glossary_found) or "—"
+        missing = ", ".join(html.escape(t) for t in result.glossary_missing) or "—"
+        parts.append(f"**Glossary** — in the translation: {found}; missing: {missing}")
+    if len(result.alternatives) > 1:
+        parts.append("**Alternatives**\n" + "\n".join(
+            f"{i}. {html.escape(a)}" for i, a in enumerate(result.alternatives, 1)))
+    if result.candidates:
+        parts.append("**Candidates fused by Chimera**\n" + "\n".join(
+            f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
+    return "\n\n".join(parts)
+
+
 class TranslatorUI:
     """Holds the translator and builds the page; each method is one listener."""
 
@@ -177,12 +227,13 @@ class TranslatorUI:
 
     def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
-                  max_new_tokens: float, history: list[list[str]] | None,
-                  ) -> Iterator[tuple[Any, ...]]:
+                  max_new_tokens: float, mode: str, context: str, glossary: Any,
+                  history: list[list[str]] | None) -> Iterator[tuple[Any, ...]]:
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
-                                  max_new_tokens))
+                                  max_new_tokens),
+            mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary))
         history = list(history or [])
         for update in self._run(request):
             result = update.result
@@ -190,12 +241,90 @@ class TranslatorUI:
                 progress = ""
                 if update.total_segments > 1:
                     progress = f"Segment {update.done_segments + 1} of {update.total_segments}…"
-                yield update.text, gr.skip(), progress or gr.skip(), gr.skip()
+                yield update.text, gr.skip(), progress or gr.skip(), gr.skip(), gr.skip()
                 continue
             if result.text.strip():
                 history.insert(0, [text, result.text, f"{result.source_lang} → {target}"])
             yield (result.text, detection_markdown(result, source),
-                   last_run_markdown(result), history[:HISTORY_LIMIT])
+                   last_run_markdown(result), history[:HISTORY_LIMIT], extras_markdown(result))
+
+    def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
+                           deterministic: bool, glossary: Any,
+                           progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+                           ) -> Iterator[tuple[Any, ...]]:
+        """Translate an uploaded file; yields progress, then the translated file to download."""
+        if not file:
+            raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
+        path = Path(file)
+        template = TranslationRequest(text="", source_lang=source, target_lang=target,
+                                      options=DecodingOptions(deterministic=bool(deterministic)),
+                                      glossary=self._glossary(glossary))
+        state = {"done": 0, "total": 0}
+        stop = threading.Event()
+        box: dict[str, Any] = {}
+
+        def translate(segments: list[str]) -> list[str]:
+            state["total"] = len(segments)
+            return self.translator.translate_segments(
+                segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
+
+        def work() -> None:
+            try:
+                box["result"] = files.translate_file(
+                    path.name, path.read_bytes(), translate, lang=source, target_lang=target,
+                    csv_columns=columns or None, max_bytes=self.translator.settings.max_file_bytes)
+            except Exception as exc:  # handed to the event's thread below
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="hymt-file", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.25)
+                if state["total"]:
+                    progress((state["done"], state["total"]), desc="Translating", unit="segments")
+                    yield gr.skip(), f"{state['done']} / {state['total']} segments"
+        finally:
+            stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
+        if "error" in box:
+            error = box["error"]
+            if isinstance(error, TranslatorError):
+                raise gr.Error(error.user_message, print_exception=False)
+            raise error
+        result = box["result"]
+        out_dir = Path(tempfile.mkdtemp(prefix="hymt-"))
+        out = out_dir / result.filename
+        out.write_bytes(result.data)
+        yield str(out), f"Done: {result.segments} distinct segments translated → {result.filename}"
+
+    @staticmethod
+    def document_columns(file: str | None) -> Any:
+        """The CSV column picker shows the uploaded file's header."""
+        if not file or not file.lower().endswith(".csv"):
+            return gr.update(choices=[], value=[], visible=False)
+        try:
+            names = files.csv_columns(Path(file).read_bytes())
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message, print_exception=False) from None
+        return gr.update(choices=names, value=names, visible=True)
+
+    @staticmethod
+    def load_glossary(file: str | None) -> Any:
+        """A CSV of 'source term, target term' rows fills the glossary table."""
+        if not file:
+            return gr.skip()
+        try:
+            rows = modes.parse_glossary(Path(file).read_text(encoding="utf-8-sig"))
+        except (UnicodeDecodeError, TranslatorError) as exc:
+            raise gr.Error(f"Could not read the glossary: {exc}", print_exception=False) from None
+        return [list(r) for r in rows] or [["", ""]]
+
+    def _glossary(self, table: Any) -> tuple[tuple[str, str], ...]:
+        rows = table.values.tolist() if hasattr(table, "values") else table
+        try:
+            return modes.parse_glossary(rows or [])
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None
 
     def _options(self, *values: Any) -> DecodingOptions:
         try:
@@ -252,6 +381,20 @@ class TranslatorUI:
         return rows[row][0], rows[row][1]
 
     # -- the page ---------------------------------------------------------------------------------
+    @staticmethod
+    def _text_area(settings: Any, t: gr.I18n) -> tuple[Any, ...]:
+        with gr.Row(equal_height=True):
+            with gr.Column():
+                text = gr.Textbox(lines=8, max_lines=30, label=t("input"),
+                                  placeholder=t("input_placeholder"),
+                                  max_length=settings.max_input_chars, elem_id="input-box")
+                count = gr.Markdown(f"0 / {settings.max_input_chars:,}", elem_id="char-count")
+            with gr.Column():
+                output = gr.Textbox(lines=8, max_lines=30, label=t("output"), interactive=False,
+                                    buttons=["copy"], elem_id="output-box")
+                detected = gr.Markdown("", elem_id="detected-lang")
+        return text, count, output, detected
+
     def build(self) -> gr.Blocks:
         settings = self.translator.settings
         t = I18N
@@ -264,25 +407,32 @@ class TranslatorUI:
                 swap = gr.Button(t("swap"), scale=1, min_width=80, elem_id="swap-btn")
                 target = gr.Dropdown(language_choices(False), value="en", label=t("target"),
                                      filterable=True, scale=5, elem_id="target-lang")
-            with gr.Row(equal_height=True):
-                with gr.Column():
-                    text = gr.Textbox(lines=8, max_lines=30, label=t("input"),
-                                      placeholder=t("input_placeholder"),
-                                      max_length=settings.max_input_chars, elem_id="input-box")
-                    count = gr.Markdown(f"0 / {settings.max_input_chars:,}", elem_id="char-count")
-                with gr.Column():
-                    output = gr.Textbox(lines=8, max_lines=30, label=t("output"),
-                                        interactive=False, buttons=["copy"], elem_id="output-box")
-                    detected = gr.Markdown("", elem_id="detected-lang")
-            with gr.Row():
-                translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
-                                          elem_id="translate-btn")
-                stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
-                clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
-            progress = gr.Markdown("", elem_id="progress")
-            gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"),
-                        example_labels=[_example_label(*row) for row in EXAMPLES],
-                        examples_per_page=len(EXAMPLES))
+            with gr.Tabs():
+                with gr.Tab(t("tab_text"), id="text"):
+                    text, count, output, detected = self._text_area(settings, t)
+                    with gr.Row():
+                        translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
+                                                  elem_id="translate-btn")
+                        stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
+                        clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
+                    progress = gr.Markdown("", elem_id="progress")
+                    gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"),
+                                example_labels=[_example_label(*row) for row in EXAMPLES],
+                                examples_per_page=len(EXAMPLES))
+                with gr.Tab(t("tab_document"), id="document"):
+                    with gr.Row(equal_height=True):
+                        upload = gr.File(label=t("document"), file_types=sorted(files.SUPPORTED),
+                                         type="filepath", elem_id="doc-upload")
+                        download = gr.File(label=t("document_out"), interactive=False,
+                                           elem_id="doc-download")
+                    columns = gr.CheckboxGroup([], label=t("csv_columns"), visible=False,
+                                               elem_id="csv-columns")
+                    doc_status = gr.Markdown("", elem_id="doc-status")
+                    with gr.Row():
+                        doc_btn = gr.Button(t("translate_document"), variant="primary", scale=3,
+                                            elem_id="doc-translate-btn")
+                        doc_stop = gr.Button(t("stop"), variant="stop", scale=1,
+                                             elem_id="doc-stop-btn")
             with gr.Accordion(t("advanced"), open=False):
                 deterministic = gr.Checkbox(False, label=t("deterministic"),
                                             info=t("deterministic_info"), elem_id="deterministic")
@@ -295,6 +445,19 @@ class TranslatorUI:
                     repetition = _slider("repetition_penalty", defaults.repetition_penalty, 0.01, t)
                 max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
                                     value=0, step=16, label=t("max_new_tokens"))
+            with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
+                mode = gr.Radio([(MODE_LABELS[m], m) for m in modes.MODES], value=TRANSLATE,
+                                label=t("mode"), elem_id="mode")
+                context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
+                                     visible=False, elem_id="context-box")
+                with gr.Row():
+                    glossary = gr.Dataframe(headers=["Source term", "Target term"],
+                                            value=[["", ""]], col_count=(2, "fixed"),
+                                            interactive=True, label=t("glossary"),
+                                            elem_id="glossary", scale=3)
+                    glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],
+                                            type="filepath", scale=1)
+            extras = gr.Markdown("", elem_id="extras")
             with gr.Accordion(t("history"), open=False):
                 history = gr.State([])
                 table = gr.Dataframe(headers=["Source", "Translation", "Pair"], value=[],
@@ -310,19 +473,32 @@ class TranslatorUI:
             clear_btn.click(lambda: ("", "", "", f"0 / {settings.max_input_chars:,}"), None,
                             [text, output, detected, count], api_visibility="private", queue=False)
             inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
-                      max_new, history]
+                      max_new, mode, context, glossary, history]
             run = translate_btn.click(
-                self.translate, inputs, [output, detected, progress, history],
+                self.translate, inputs, [output, detected, progress, history, extras],
                 api_name="translate_ui", api_visibility="undocumented",
                 concurrency_id=MODEL_EVENTS, concurrency_limit=settings.concurrency)
             run.then(lambda h: h, history, table, api_visibility="private", queue=False)
             stop_btn.click(None, None, None, cancels=[run], api_visibility="private", queue=False)
             table.select(self.restore, history, [text, output], api_visibility="private",
                          queue=False)
+            mode.change(lambda m: gr.update(visible=m == "context"), mode, context,
+                        api_visibility="private", queue=False)
+            glossary_file.upload(self.load_glossary, glossary_file, glossary,
+                                 api_visibility="private", queue=False)
+            upload.change(self.document_columns, upload, columns, api_visibility="private",
+                          queue=False)
+            doc_run = doc_btn.click(
+                self.translate_document,
+                [upload, source, target, columns, deterministic, glossary],
+                [download, doc_status], api_name="translate_document",
+                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
+                concurrency_limit=settings.concurrency)
+            doc_stop.click(None, None, None, cancels=[doc_run], api_visibility="private",
+                           queue=False)
             timer.tick(self.status_markdown, None, status, api_visibility="private", queue=False)
             gr.api(self.api_translate, api_name="translate", concurrency_id=MODEL_EVENTS,
                    concurrency_limit=settings.concurrency)
-            demo.load(None, None, None, js=SHORTCUT_JS)
         demo.queue(max_size=settings.queue_size, api_open=False)
         return demo
 
