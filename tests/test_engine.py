@@ -213,3 +213,22 @@ def test_stopping_a_job_cancels_its_segments(translator):
     assert translator.engine.status().active == 0
     with pytest.raises(CancelledError):
         job.result()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int4"])
+def test_quantized_engines_translate_every_phrase_exactly(demo_dir, phrases, dtype):
+    """bitsandbytes runs on the CPU: the same loader path a GPU user takes with --dtype."""
+    import logging
+
+    logging.getLogger("bitsandbytes").setLevel(logging.ERROR)
+    engine = LocalEngine(models.resolve(demo_dir), dtype=dtype, max_new_tokens=64)
+    try:
+        status = engine.wait_ready(300)
+        assert status.state == "ready", status.reason
+        assert status.dtype == dtype
+        texts = [prompts.translation_prompt(p.source, p.source_lang, p.target_lang)
+                 for p in phrases]
+        got = [s.result() for s in engine.submit(texts, GREEDY)]
+        assert got == [p.target for p in phrases]
+    finally:
+        engine.close()
