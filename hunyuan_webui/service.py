@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
 ALTERNATIVES_MAX_CHARS = 1000
+# Languages written without spaces between sentences.
+UNSPACED_LANGUAGES = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
 
 
 @dataclass(frozen=True)
@@ -281,7 +283,10 @@ class Translator:
         with self._inflight_lock:
             found = {k: self._inflight[k] for k in keys if share and k in self._inflight
                      and not self._inflight[k].cancelled}
-            missing = [i for i, k in enumerate(keys) if k not in found]
+            # Each distinct key once: a sentence repeated in a document runs the model once.
+            first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
+            missing = [i for k, i in first_index.items() if k not in found]
+            missing.sort()
             new = self.engine.submit([prompts_[i] for i in missing], options) if missing else []
             self.model_calls += len(new)
             for i, stream in zip(missing, new):
@@ -374,12 +379,20 @@ class Job:
         out: list[str] = []
         index = 0
         try:
+            spaced = self.request.target_lang not in UNSPACED_LANGUAGES
+            previous_translated = False
             for piece in self.document.pieces:
                 if not piece.translate:
                     out.append(piece.text)
+                    previous_translated = False
                     yield Update(piece.text, "".join(out), index, len(segments))
                     continue
                 self._submit_upto(min(len(segments), index + self._window), first=False)
+                if previous_translated and spaced:
+                    # Chinese/Japanese/Thai sentences touch; English ones need a space between.
+                    out.append(" ")
+                    yield Update(" ", "".join(out), index, len(segments))
+                previous_translated = True
                 for chunk in self._chunks(index):
                     if self.first_token_at is None:
                         self.first_token_at = time.perf_counter()

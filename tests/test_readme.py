@@ -12,8 +12,7 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encodi
 
 
 def test_configuration_table_matches_the_settings():
-    assert markdown_table() in README, "regenerate with: python -c 'from hunyuan_webui.settings " \
-                                       "import markdown_table; print(markdown_table())'"
+    assert markdown_table() in README, "regenerate with: python scripts/update_readme.py"
 
 
 def test_quick_start_has_exactly_the_two_commands():
