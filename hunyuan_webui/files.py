@@ -103,7 +103,7 @@ def translate_file(
         lang = None
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {_size(len(data))}; the limit is {_size(max_bytes)}.")
-    batch = _Batch(lang)
+    batch = _Batch(lang, sentence_gap=languages.sentence_gap(target))
     if ext == ".docx":
         finish = _docx(data, batch, max_bytes)
     elif ext == ".csv":
@@ -130,8 +130,10 @@ def csv_columns(data: bytes) -> list[str]:
 
 
 class _Batch:
-    def __init__(self, lang: str | None, max_chars: int = DEFAULT_MAX_SEGMENT_CHARS) -> None:
+    def __init__(self, lang: str | None, max_chars: int = DEFAULT_MAX_SEGMENT_CHARS,
+                 sentence_gap: str = "") -> None:
         self.lang = lang
+        self.sentence_gap = sentence_gap
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0
@@ -158,7 +160,7 @@ class _Batch:
         if not all(isinstance(t, str) for t in result):
             raise EngineError("The translator returned something other than text.")
         table = {src: _one_line(dst) for src, dst in zip(unique, result, strict=True)}
-        return [d.render([table[s] for s in d.segments]) for d in self.docs]
+        return [d.render([table[s] for s in d.segments], self.sentence_gap) for d in self.docs]
 
 
 _BREAKS_RE = re.compile(r"\s*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+\s*")

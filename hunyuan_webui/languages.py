@@ -104,3 +104,12 @@ def get(code: str) -> Language:
 
 def is_rtl(code: str) -> bool:
     return get(code).rtl
+
+
+# Written without spaces between sentences (and mostly between words).
+UNSPACED = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
+
+
+def sentence_gap(code: str) -> str:
+    """What goes between two sentences of this language: a space, or nothing."""
+    return "" if normalize(code) in UNSPACED else " "

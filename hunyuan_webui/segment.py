@@ -67,14 +67,25 @@ class Document:
         """The texts of the translatable pieces, in order (duplicates included)."""
         return [p.text for p in self.pieces if p.translate]
 
-    def render(self, translations: Sequence[str]) -> str:
-        """The document with each translatable piece replaced by its translation, in order."""
+    def render(self, translations: Sequence[str], sentence_gap: str = "") -> str:
+        """The document with each translatable piece replaced by its translation, in order.
+
+        ``sentence_gap`` goes between two translated sentences that touched in the source
+        (Chinese, Japanese and Thai sentences do; English ones need a space).
+        """
         translations = list(translations)
         n = sum(1 for p in self.pieces if p.translate)
         if len(translations) != n:
             raise ValueError(f"expected {n} translations, got {len(translations)}")
         it = iter(translations)
-        return "".join(next(it) if p.translate else p.text for p in self.pieces)
+        out: list[str] = []
+        previous_translated = False
+        for p in self.pieces:
+            if p.translate and previous_translated:
+                out.append(sentence_gap)
+            out.append(next(it) if p.translate else p.text)
+            previous_translated = p.translate
+        return "".join(out)
 
     @property
     def text(self) -> str:

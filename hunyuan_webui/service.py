@@ -41,8 +41,6 @@ log = logging.getLogger(__name__)
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
 ALTERNATIVES_MAX_CHARS = 1000
-# Languages written without spaces between sentences.
-UNSPACED_LANGUAGES = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
 
 
 @dataclass(frozen=True)
@@ -379,7 +377,7 @@ class Job:
         out: list[str] = []
         index = 0
         try:
-            spaced = self.request.target_lang not in UNSPACED_LANGUAGES
+            gap = languages.sentence_gap(self.request.target_lang)  # as Document.render does
             previous_translated = False
             for piece in self.document.pieces:
                 if not piece.translate:
@@ -388,10 +386,9 @@ class Job:
                     yield Update(piece.text, "".join(out), index, len(segments))
                     continue
                 self._submit_upto(min(len(segments), index + self._window), first=False)
-                if previous_translated and spaced:
-                    # Chinese/Japanese/Thai sentences touch; English ones need a space between.
-                    out.append(" ")
-                    yield Update(" ", "".join(out), index, len(segments))
+                if previous_translated and gap:
+                    out.append(gap)
+                    yield Update(gap, "".join(out), index, len(segments))
                 previous_translated = True
                 for chunk in self._chunks(index):
                     if self.first_token_at is None:

@@ -165,3 +165,29 @@ def test_launcher_runs_the_demo_in_the_background_and_stops_it(tmp_path):
     assert "stopped the server" in stopped.stderr
     log = (REPO / ".hymt" / "server.log").read_text()
     assert "translator ready" in log
+
+
+def test_document_tab_translates_an_uploaded_file(client, tmp_path):
+    from gradio_client import handle_file
+
+    source = tmp_path / "notes.md"
+    source.write_text("# 你好\n\n谢谢你的帮助。今天天气很好。\n\n```\ncode stays 谢谢\n```\n- [早上好。](https://x.y/谢谢)\n",
+                      encoding="utf-8")
+    path, status = client.predict(handle_file(str(source)), "zh", "en", [], True, {"headers": ["Source term", "Target term"], "data": [["", ""]]},
+                                  api_name="/translate_document")
+    assert Path(path).name == "notes.en.md"
+    assert Path(path).read_text(encoding="utf-8") == (
+        "# Hello\n\nThank you for your help. The weather is nice today.\n\n```\ncode stays 谢谢\n```\n"
+        "- [Good morning.](https://x.y/谢谢)\n")
+    assert "4 distinct segments" in status
+
+
+def test_document_tab_rejects_a_wrong_file_clearly(client, tmp_path):
+    from gradio_client import handle_file
+
+    fake = tmp_path / "report.docx"
+    fake.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
+    with pytest.raises(Exception) as err:
+        client.predict(handle_file(str(fake)), "zh", "en", [], True, {"headers": ["Source term", "Target term"], "data": [["", ""]]},
+                       api_name="/translate_document")
+    assert "PNG" in str(err.value) or "not a" in str(err.value)

@@ -124,9 +124,10 @@ def test_txt_layout_byte_for_byte() -> None:
     text = "Title\r\n\r\n  1. First point. Second!\r\n\t• 中文句子。另一句？\r\n\r\n"
     res, fake = run("a.txt", text.encode())
     assert res.data.decode() == (
-        "[[Title]]\r\n\r\n  1. [[First point.]] [[Second!]]\r\n\t• [[中文句子。]][[另一句？]]\r\n\r\n"
+        "[[Title]]\r\n\r\n  1. [[First point.]] [[Second!]]\r\n\t• [[中文句子。]] [[另一句？]]\r\n\r\n"
     )
-    same, _ = run("a.txt", text.encode(), identity)
+    # Into a language written without spaces, touching sentences stay touching.
+    same, _ = run("a.txt", text.encode(), identity, target_lang="zh")
     assert same.data == text.encode()
 
 

@@ -177,7 +177,8 @@ class Stream:
         self._loops: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
         self._callbacks: list[Callable[[Stream], None]] = []
         self._cancelled = threading.Event()
-        self._finished = False
+        self._ending = False  # finish() has begun: no second end
+        self._finished = False  # readers see the end only after the observers ran
         self._readers = 0
 
     # -- producer side (the engine) -------------------------------------------------------------
@@ -189,19 +190,28 @@ class Stream:
 
     def finish(self, reason: str, error: BaseException | None = None) -> None:
         with self._cond:
-            if self._finished:
+            if self._ending:
                 return
-            self._finished = True
+            self._ending = True
             self.finish_reason = reason
             self.error = error
             self.usage.finished_at = time.perf_counter()
-            callbacks = list(self._callbacks)
-        self._wake()
+            callbacks, self._callbacks = self._callbacks, []
+        # Observers first (the cache write), so a reader that sees the end finds their work done.
         for callback in callbacks:
-            try:
-                callback(self)
-            except Exception:  # a failing observer (cache write) must not break decoding
-                log.exception("stream callback failed")
+            self._call(callback)
+        with self._cond:
+            self._finished = True
+            late, self._callbacks = self._callbacks, []
+        for callback in late:
+            self._call(callback)
+        self._wake()
+
+    def _call(self, callback: Callable[[Stream], None]) -> None:
+        try:
+            callback(self)
+        except Exception:  # a failing observer (cache write) must not break decoding
+            log.exception("stream callback failed")
 
     def add_done_callback(self, callback: Callable[[Stream], None]) -> None:
         """Run ``callback(stream)`` when the stream ends (at once if it already has)."""
