@@ -39,7 +39,8 @@ class Settings:
     engine: str = _opt("local", "local = in this process; openai = an OpenAI-compatible server "
                        "(vLLM, SGLang, transformers serve) at --endpoint.", choices=ENGINES)
     endpoint: str | None = _opt(None, "Base URL of the OpenAI-compatible server, e.g. "
-                                "http://127.0.0.1:8000/v1.")
+                                "http://127.0.0.1:8000/v1; several, comma-separated, share the "
+                                "load.")
     api_key: str | None = _opt(None, "API key for --endpoint.", secret=True)
     remote_model: str | None = _opt(None, "Model name the remote server knows (default: --model).")
     remote_timeout: float = _opt(120.0, "Seconds before a remote request is abandoned.")
@@ -47,6 +48,8 @@ class Settings:
     chimera_model: str | None = _opt(None, "A Hunyuan-MT-Chimera checkpoint loaded beside --model "
                                      "for the ensemble mode (not needed when --model is Chimera).")
     warmup: bool = _opt(True, "Run a short generation before serving.")
+    cpu_threads: int = _opt(0, "Threads for CPU inference; 0 = all cores but one (the web server "
+                            "needs the other).")
     # limits and batching
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")

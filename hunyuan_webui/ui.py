@@ -452,7 +452,7 @@ class TranslatorUI:
                                      visible=False, elem_id="context-box")
                 with gr.Row():
                     glossary = gr.Dataframe(headers=["Source term", "Target term"],
-                                            value=[["", ""]], col_count=(2, "fixed"),
+                                            value=[["", ""]], column_count=(2, "fixed"),
                                             interactive=True, label=t("glossary"),
                                             elem_id="glossary", scale=3)
                     glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],

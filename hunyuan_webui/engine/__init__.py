@@ -37,9 +37,17 @@ def get_engine(settings: Settings) -> Engine:
         if engine is None:
             spec = models.resolve(settings.model)
             if settings.engine == "openai":
-                from hunyuan_webui.engine.remote import OpenAIEngine
+                from dataclasses import replace
 
-                engine = OpenAIEngine.from_settings(spec, settings)
+                from hunyuan_webui.engine.remote import OpenAIEngine
+                from hunyuan_webui.engine.replicas import ReplicaEngine
+
+                urls = [u.strip() for u in (settings.endpoint or "").split(",") if u.strip()]
+                if len(urls) == 1:
+                    engine = OpenAIEngine.from_settings(spec, settings)
+                else:
+                    engine = ReplicaEngine([OpenAIEngine.from_settings(
+                        spec, replace(settings, endpoint=url)) for url in urls])
             else:
                 from hunyuan_webui.engine.local import LocalEngine
 
@@ -47,7 +55,8 @@ def get_engine(settings: Settings) -> Engine:
                     spec, dtype=settings.dtype, device=settings.device,
                     max_batch_size=settings.max_batch_size, max_queued=settings.max_queued,
                     max_new_tokens=settings.max_new_tokens,
-                    max_input_tokens=settings.max_input_tokens, warmup=settings.warmup)
+                    max_input_tokens=settings.max_input_tokens, warmup=settings.warmup,
+                    cpu_threads=settings.cpu_threads)
             _engines[key] = engine
         return engine
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -67,7 +68,7 @@ class LocalEngine(Engine):
 
     def __init__(self, spec: ModelSpec, *, dtype: str = "auto", device: str = "auto",
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
-                 max_input_tokens: int = 4096, warmup: bool = True) -> None:
+                 max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0) -> None:
         self.spec = spec
         self.model_id = spec.id
         self.max_batch_size = max_batch_size
@@ -76,6 +77,7 @@ class LocalEngine(Engine):
         self.max_prompt_tokens = max_input_tokens + PROMPT_OVERHEAD_TOKENS
         self._requested = (dtype, device)
         self._warmup = warmup
+        self._cpu_threads = cpu_threads
         self._state = EngineState.LOADING
         self._reason = ""
         self._loaded: LoadedModel | None = None
@@ -170,6 +172,10 @@ class LocalEngine(Engine):
     def _main(self) -> None:
         try:
             self._loaded = load(self.spec, *self._requested)
+            if self._loaded.device.type == "cpu":
+                # On 2-4 cores, spinning OpenMP threads fight the web server for the CPU: measured
+                # 10x slower decoding with every core given to torch on a busy 2-core machine.
+                torch.set_num_threads(self._cpu_threads or max(1, (os.cpu_count() or 2) - 1))
             self._state = EngineState.WARMING
             if self._warmup:
                 self._run_warmup()
