@@ -67,15 +67,15 @@ class AccessControl:
         key = key or request.headers.get("x-api-key")
         return self.check_key(key, request)
 
-    def check_key(self, key: str | None, request: Request | None = None) -> Caller:
+    def check_key(self, key: object, request: Request | None = None) -> Caller:
+        """The caller behind ``key`` (any JSON value a client sent), or 401."""
         if not self.enabled:
             return OPEN
         if not key:
             raise AuthError("An API key is required: send 'Authorization: Bearer <key>'.")
-        policy = self.keys.get(key)
-        if policy is None:
+        if not isinstance(key, str) or key not in self.keys:
             raise AuthError("Unknown API key.")
-        caller = Caller(hashlib.sha256(key.encode()).hexdigest()[:10], policy)
+        caller = Caller(hashlib.sha256(key.encode()).hexdigest()[:10], self.keys[key])
         if request is not None:
             request.state.caller = caller.key_id
         self._count_request(caller)

@@ -12,8 +12,10 @@ Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": tru
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -24,12 +26,14 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Mount
 
 from hunyuan_webui import languages
 from hunyuan_webui.access import AccessControl, Caller
-from hunyuan_webui.engine import DecodingOptions, EngineState
+from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, EngineState
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
@@ -39,17 +43,52 @@ from hunyuan_webui.settings import Settings
 log = logging.getLogger("hunyuan_webui.api")
 
 MAX_LIST_ITEMS = 128
+FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
+
+
+def _whole(value: Any) -> Any:
+    """A JSON number like 20.0 is accepted where a whole number is expected."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+_DEFAULTS = DecodingOptions()
+_LOW = {name: low for name, (low, _) in OPTION_BOUNDS.items()}
+_HIGH = {name: high for name, (_, high) in OPTION_BOUNDS.items()}
+_Whole = BeforeValidator(_whole)
+
+
+class Options(BaseModel):
+    """Decoding options; the defaults are the model card's. Unknown names are refused (400)."""
+
+    model_config = ConfigDict(extra="allow")  # left to DecodingOptions, whose error lists the names
+
+    deterministic: StrictBool = Field(False, description="Greedy decoding: same text, same answer.")
+    temperature: float = Field(_DEFAULTS.temperature, ge=_LOW["temperature"],
+                               le=_HIGH["temperature"], strict=True)
+    top_p: float = Field(_DEFAULTS.top_p, ge=_LOW["top_p"], le=_HIGH["top_p"], strict=True)
+    top_k: Annotated[StrictInt, _Whole] = Field(_DEFAULTS.top_k, ge=_LOW["top_k"],
+                                                le=_HIGH["top_k"])
+    repetition_penalty: float = Field(_DEFAULTS.repetition_penalty,
+                                      ge=_LOW["repetition_penalty"],
+                                      le=_HIGH["repetition_penalty"], strict=True)
+    max_new_tokens: Annotated[StrictInt, Field(ge=_LOW["max_new_tokens"],
+                                               le=_HIGH["max_new_tokens"]), _Whole] | None = Field(
+        None, description="Cap on generated tokens per segment (default: from the input length).")
+    seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1), _Whole] | None = Field(
+        None, description="Makes sampling repeatable (torch.Generator's range).")
 
 
 class TranslateBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: StrictStr | list[StrictStr] = Field(description="Text, or a list of texts.")
-    source_lang: StrictStr = Field("auto", description="Language code, or 'auto' to detect it.")
-    target_lang: StrictStr = Field(description="Language code (see /v1/languages).")
-    options: dict[str, Any] = Field(default_factory=dict, description=(
-        "Decoding options: deterministic, temperature, top_p, top_k, repetition_penalty, "
-        "max_new_tokens, seed. Defaults follow the model card."))
+    text: StrictStr | list[StrictStr] = Field(description="Text, or a list of texts.",
+                                              examples=["今天天气很好。"])
+    source_lang: StrictStr = Field("auto", description="Language code, or 'auto' to detect it.",
+                                   examples=["auto", "zh"])
+    target_lang: StrictStr = Field(description="Language code (see /v1/languages).",
+                                   examples=["en"])
+    options: Options = Field(default_factory=Options, examples=[{"deterministic": True}])
     mode: StrictStr = Field(TRANSLATE, description="translate (more modes where the model has them)")
     stream: StrictBool = Field(False, description="Answer with Server-Sent Events.")
 
@@ -57,11 +96,32 @@ class TranslateBody(BaseModel):
 class DetectBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    text: StrictStr
+    text: StrictStr = Field(examples=["Where is the train station?"])
 
 
 class ErrorBody(BaseModel):
     error: dict[str, str]
+
+
+# LibreTranslate's parameters, read by hand (forms, JSON or query strings); documented here.
+_LT_TEXT = {"type": "string", "examples": ["Where is the train station?"]}
+LT_TRANSLATE_FIELDS: dict[str, Any] = {
+    "q": {"anyOf": [_LT_TEXT, {"type": "array", "items": {"type": "string"}}]},
+    "source": {"type": "string", "default": "auto", "examples": ["auto", "en"]},
+    "target": {"type": "string", "examples": ["zh"]},
+    "format": {"type": "string", "enum": ["text", "html"]},
+    "api_key": {"type": "string"},
+}
+LT_DETECT_FIELDS: dict[str, Any] = {"q": _LT_TEXT, "api_key": {"type": "string"}}
+
+
+def _lt_body(fields: dict[str, Any]) -> dict[str, Any]:
+    required = [name for name in ("q", "target") if name in fields]
+    schema = {"type": "object", "properties": fields, "required": required}
+    form = {**schema, "properties": {k: (_LT_TEXT if k == "q" else v) for k, v in fields.items()}}
+    return {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": schema},
+        "application/x-www-form-urlencoded": {"schema": form}}}}
 
 
 def _caller(request: Request) -> Caller:
@@ -75,11 +135,20 @@ CallerDep = Annotated[Caller, Depends(_caller)]
 def create_api(translator: Translator, settings: Settings) -> FastAPI:
     access = AccessControl.from_settings(settings)
     metrics = Metrics(translator)
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # Each streaming request reads its job in a worker thread; leave room beyond the defaults.
+        limiter = anyio.to_thread.current_default_thread_limiter()
+        limiter.total_tokens = max(limiter.total_tokens,
+                                   2 * (settings.concurrency + settings.max_batch_size) + 40)
+        yield
+
     app = FastAPI(
         title="Hunyuan-MT translator API",
         description="Streaming machine translation with Tencent's Hunyuan-MT models.",
         version="1",
         responses={400: {"model": ErrorBody}, 429: {"model": ErrorBody}},
+        lifespan=lifespan,
     )
     app.state.metrics = metrics
     app.state.access = access
@@ -90,13 +159,6 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     _install_request_log(app, metrics)
     _install_error_handlers(app)
-
-    @app.on_event("startup")
-    async def _more_threads() -> None:
-        # Each streaming request reads its job in a worker thread; leave room beyond the defaults.
-        limiter = anyio.to_thread.current_default_thread_limiter()
-        limiter.total_tokens = max(limiter.total_tokens,
-                                   2 * (settings.concurrency + settings.max_batch_size) + 40)
 
     @app.get("/health", tags=["operations"])
     def health() -> dict[str, str]:
@@ -141,7 +203,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         if body.stream and isinstance(body.text, list):
             raise InputError("Streaming takes a single text; send a list without \"stream\".")
         access.charge(who, sum(len(t) for t in texts))
-        options = DecodingOptions.from_mapping(body.options)
+        options = DecodingOptions.from_mapping(body.options.model_dump(exclude_unset=True))
         requests = [TranslationRequest(text=t, source_lang=body.source_lang,
                                        target_lang=body.target_lang, options=options,
                                        mode=body.mode) for t in texts]
@@ -166,7 +228,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         }
 
     # -- LibreTranslate compatibility -------------------------------------------------------------
-    @app.post("/translate", tags=["libretranslate"])
+    @app.post("/translate", tags=["libretranslate"], openapi_extra=_lt_body(LT_TRANSLATE_FIELDS))
     async def lt_translate(request: Request) -> JSONResponse:
         """LibreTranslate's /translate: q, source, target (form or JSON); api_key in the body."""
         data = await _lt_params(request)
@@ -193,14 +255,15 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
             body["detectedLanguage"] = detected if isinstance(q, list) else detected[0]
         return JSONResponse(body)
 
-    @app.api_route("/languages", methods=["GET", "POST"], tags=["libretranslate"])
+    @app.get("/languages", tags=["libretranslate"])
+    @app.post("/languages", tags=["libretranslate"], operation_id="lt_languages_post")
     def lt_languages() -> list[dict[str, Any]]:
         """LibreTranslate's /languages: every language can be translated to every other."""
         codes = list(languages.CODES)
         return [{"code": lang.code, "name": lang.english,
                  "targets": [c for c in codes if c != lang.code]} for lang in languages.LANGUAGES]
 
-    @app.post("/detect", tags=["libretranslate"])
+    @app.post("/detect", tags=["libretranslate"], openapi_extra=_lt_body(LT_DETECT_FIELDS))
     async def lt_detect(request: Request) -> JSONResponse:
         """LibreTranslate's /detect: q (form or JSON) -> [{confidence (0-100), language}]."""
         data = await _lt_params(request)
@@ -214,10 +277,31 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         return JSONResponse([{"confidence": round(100 * p, 1), "language": c}
                              for c, p in candidates if c])
 
+    _refuse_other_methods(app)
     return app
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+def _refuse_other_methods(app: FastAPI) -> None:
+    """A wrong method on an API path gets a JSON 405 (else the page mounted at / answers 404)."""
+    allowed: dict[str, set[str]] = {}
+    for route in app.router.routes:
+        if isinstance(route, APIRoute):
+            allowed.setdefault(route.path, set()).update(route.methods)
+    for path, methods in allowed.items():
+        others = sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - methods)
+        if others:
+            app.add_api_route(path, _method_not_allowed(", ".join(sorted(methods))),
+                              methods=others, include_in_schema=False)
+
+
+def _method_not_allowed(allow: str) -> Callable[[], Any]:
+    async def refuse() -> None:
+        raise StarletteHTTPException(405, "Method Not Allowed", headers={"Allow": allow})
+
+    return refuse
+
+
 async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) -> list[Any]:
     """Validate every request, then translate them together (their segments share batches)."""
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
@@ -332,37 +416,68 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == FASTAPI_BODY_ERROR:  # e.g. bytes, not UTF-8
+            return _error(422, "invalid_request", "Malformed JSON body.",
+                          request_id=getattr(request.state, "request_id", None))
         return _error(exc.status_code, "http_error", str(exc.detail),
                       getattr(exc, "headers", None), getattr(request.state, "request_id", None))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
-        request_id = getattr(request.state, "request_id", None)
-        log.exception("unexpected error in %s %s (%s)", request.method, request.url.path,
-                      request_id)
-        return _error(500, "internal_error",
-                      "Something went wrong on the server; it has been logged.", None, request_id)
+        return _unexpected(request, exc)
+
+
+def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    """A bug, not a user error: log it with the request id, answer a JSON 500 without details."""
+    request_id = getattr(request.state, "request_id", None)
+    log.error("unexpected error in %s %s (%s)", request.method, request.url.path, request_id,
+              exc_info=exc)
+    return _error(500, "internal_error",
+                  "Something went wrong on the server; it has been logged.", None, request_id)
 
 
 def _install_request_log(app: FastAPI, metrics: Metrics) -> None:
     @app.middleware("http")
     async def request_id_and_metrics(request: Request, call_next: Callable) -> Response:
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex[:16]
+        given = request.headers.get("x-request-id", "")
+        request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
         request.state.request_id = request_id
         started = time.perf_counter()
         status = 500
         try:
-            response = await call_next(request)
+            try:
+                response = await call_next(request)
+            except Exception as exc:
+                # Answered here rather than by Starlette's outermost handler, which re-raises into
+                # uvicorn and so closes the client's keep-alive connection after the 500.
+                response = _unexpected(request, exc)
             status = response.status_code
             response.headers["X-Request-ID"] = request_id
+            if response.headers.get("content-type", "").startswith("application/json"):
+                response.headers["X-Content-Type-Options"] = "nosniff"  # never sniffed as HTML
             return response
         finally:
             elapsed = time.perf_counter() - started
-            route = request.scope.get("route")
-            path = getattr(route, "path", None) or _route_group(request.url.path)
+            path = _route_label(request, app)
             metrics.observe_request(request.method, path, status, elapsed)
             if not path.startswith(("/gradio_api/queue/data", "/gradio_api/heartbeat")):
                 log.info("%s %s %s %d %.3fs", request_id, request.method, path, status, elapsed)
+
+
+def _route_label(request: Request, app: FastAPI) -> str:
+    """The route template that served the request (a bounded label set for the metrics)."""
+    path = getattr(request.scope.get("route"), "path", None)
+    if path:
+        return path
+    path = request.url.path
+    root = request.scope.get("root_path") or ""
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    # Plain Starlette routes (/docs, /openapi.json) and requests refused before routing.
+    if any(getattr(r, "path", None) == path for r in app.router.routes
+           if not isinstance(r, Mount)):
+        return path
+    return _route_group(path)
 
 
 def _route_group(path: str) -> str:
@@ -388,24 +503,37 @@ class BodyLimit:
             await self._reject(scope, receive, send)
             return
         seen = 0
+        too_large = started = False
 
         async def limited_receive() -> dict:
-            nonlocal seen
+            nonlocal seen, too_large
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
+                    too_large = True
                     raise _TooLarge()
             return message
 
+        async def guarded_send(message: dict) -> None:
+            nonlocal started
+            if too_large:  # whatever the route made of the cut-off body, the answer is 413
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
         try:
-            await self.app(scope, limited_receive, send)
-        except _TooLarge:
+            await self.app(scope, limited_receive, guarded_send)
+        except Exception:
+            if not too_large:
+                raise
+        if too_large and not started:
             await self._reject(scope, receive, send)
 
     async def _reject(self, scope: dict, receive: Callable, send: Callable) -> None:
         response = _error(413, "body_too_large",
-                          f"The request body is larger than {self.max_bytes:,} bytes.")
+                          f"The request body is larger than {self.max_bytes:,} bytes.",
+                          request_id=(scope.get("state") or {}).get("request_id"))
         await response(scope, receive, send)
 
 

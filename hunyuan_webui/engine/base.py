@@ -54,14 +54,17 @@ class DecodingOptions:
             if f.name not in OPTION_BOUNDS:
                 continue
             value = getattr(self, f.name)
-            if value is None:
+            if value is None and f.name == "max_new_tokens":
                 continue
             low, high = OPTION_BOUNDS[f.name]
             if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
                 raise InputError(f"Option {f.name} must be a number between {low:g} and {high:g}; "
                                  f"got {value!r}.")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
-            raise InputError(f"Option seed must be an integer; got {self.seed!r}.")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
+                                      or not 0 <= self.seed < 2**63):
+            raise InputError(f"Option seed must be an integer from 0 to 2**63-1; got {self.seed!r}.")
+        if not isinstance(self.deterministic, bool):
+            raise InputError("Option deterministic must be true or false.")
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any] | None) -> DecodingOptions:

@@ -1,0 +1,148 @@
+"""Run the real server in-process for the HTTP tests: FastAPI + the mounted Gradio page, served by
+uvicorn in a thread on a free loopback port, reached with httpx (never anything but 127.0.0.1).
+
+The app is built exactly as ``app.main`` builds it (``create_app`` + ``Server``); only the
+Translator is handed in, so the tests reuse a shared engine instead of loading one per app.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from hunyuan_webui import models
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.engine import Engine
+from hunyuan_webui.engine.local import LocalEngine
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
+
+# en -> th under greedy decoding, the demo model runs on for ~650 tokens on this text (most texts
+# that are not demo phrases end after a few dozen).
+LONG_TEXT = "-".join(["ha"] * 40)
+LONG_PAIR = ("en", "th")
+GREEDY = {"deterministic": True}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def make_engine(demo_dir: str, max_new_tokens: int = 512, **kwargs: Any) -> LocalEngine:
+    """A second engine on the demo model (the session one stops every sequence at 64 tokens)."""
+    engine = LocalEngine(models.resolve(demo_dir), max_new_tokens=max_new_tokens,
+                         max_batch_size=kwargs.pop("max_batch_size", 16),
+                         max_queued=kwargs.pop("max_queued", 256), **kwargs)
+    status = engine.wait_ready(120)
+    assert status.state == "ready", status.reason
+    return engine
+
+
+@dataclass
+class RunningApp:
+    url: str
+    settings: Settings
+    translator: Translator
+    server: Server
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        kwargs.setdefault("timeout", 60)
+        return httpx.Client(base_url=self.url, trust_env=False, **kwargs)
+
+    def async_client(self, **kwargs: Any) -> httpx.AsyncClient:
+        kwargs.setdefault("timeout", 60)
+        return httpx.AsyncClient(base_url=self.url, trust_env=False, **kwargs)
+
+    @property
+    def engine(self) -> Engine:
+        return self.translator.engine
+
+
+@contextmanager
+def running_app(engine: Engine, *, cache_size: int = 256, **overrides: Any) -> Iterator[RunningApp]:
+    """Serve a fresh app (its own settings, translator, cache and metrics) on ``engine``."""
+    values: dict[str, Any] = {"max_new_tokens": getattr(engine, "max_new_tokens", 2048),
+                              "max_batch_size": getattr(engine, "max_batch_size", 16),
+                              "log_level": "warning", **overrides}
+    settings = Settings(model=engine.model_id, port=free_port(), cache_size=cache_size, **values)
+    cache = PhraseCache(size=cache_size) if cache_size else None
+    translator = Translator(engine, getattr(engine, "spec", None) or models.resolve(settings.model),
+                            settings, cache=cache)
+    app = create_app(settings, translator)
+    server = Server(app, settings).start()
+    try:
+        yield RunningApp(server.url, settings, translator, server)
+    finally:
+        server.stop()
+
+
+# -- reading answers -------------------------------------------------------------------------------
+def sse_events(raw: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """Parse a Server-Sent Events body strictly: every event is ``[event: NAME\\n]data: JSON``."""
+    assert raw.endswith("\n\n"), f"an SSE body ends with a blank line: {raw[-40:]!r}"
+    events = []
+    for block in raw[:-2].split("\n\n"):
+        lines = block.split("\n")
+        name = None
+        if lines[0].startswith("event: "):
+            name = lines.pop(0)[len("event: "):]
+        assert len(lines) == 1 and lines[0].startswith("data: "), f"bad SSE event {block!r}"
+        events.append((name, json.loads(lines[0][len("data: "):])))
+    return events
+
+
+def assert_json_error(response: httpx.Response, status: int, code: str | None = None) -> str:
+    """A clear JSON error (never a stack trace or an HTML page); returns its message."""
+    assert response.status_code == status, (response.status_code, response.text[:500])
+    assert response.headers["content-type"].startswith("application/json"), response.headers
+    body = response.json()
+    assert isinstance(body, dict) and "error" in body, body
+    error = body["error"]
+    # The JSON API answers {"error": {"code", "message"}}; LibreTranslate's routes {"error": str}.
+    message = error if isinstance(error, str) else error["message"]
+    assert isinstance(message, str) and message.strip(), body
+    if code is not None:
+        assert isinstance(error, dict) and error["code"] == code, body
+    for leak in ("Traceback", 'File "', "site-packages", "Exception"):
+        assert leak not in response.text, response.text
+    return message
+
+
+def metric_samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a Prometheus scrape, keyed by (name, sorted labels)."""
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def metric_families(text: str) -> dict[str, str]:
+    """Family name -> type (counter, gauge, histogram) of a Prometheus scrape."""
+    return {f.name: f.type for f in text_string_to_metric_families(text)}
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll ``predicate`` until it is truthy; returns its last value (falsy on timeout)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def idle(engine: Engine) -> bool:
+    status = engine.status()
+    return status.active == 0 and status.queued == 0
