@@ -19,7 +19,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import Depends, FastAPI, Request
@@ -37,6 +37,7 @@ from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, EngineState
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
+from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
 from hunyuan_webui.service import Job, TranslationRequest, Translator, Update
 from hunyuan_webui.settings import Settings
 
@@ -58,6 +59,9 @@ _HIGH = {name: high for name, (_, high) in OPTION_BOUNDS.items()}
 _Whole = BeforeValidator(_whole)
 
 
+REQUEST_FIELDS = ("mode", "context", "glossary", "variants")
+
+
 class Options(BaseModel):
     """Decoding options; the defaults are the model card's. Unknown names are refused (400)."""
 
@@ -77,6 +81,20 @@ class Options(BaseModel):
         None, description="Cap on generated tokens per segment (default: from the input length).")
     seed: Annotated[StrictInt, Field(ge=0, le=2**63 - 1), _Whole] | None = Field(
         None, description="Makes sampling repeatable (torch.Generator's range).")
+    # What to do rather than how to decode: the translation mode and its inputs.
+    mode: Literal[MODES] | None = Field(  # type: ignore[valid-type]
+        None, description="; ".join(f"{m}: {h}" for m, h in MODE_HELP.items()))
+    context: StrictStr = Field("", max_length=5000,
+                               description="context mode: surrounding text, not translated.")
+    glossary: list[Annotated[list[StrictStr], Field(min_length=2, max_length=2)]] | dict[
+        StrictStr, StrictStr] = Field(default_factory=list, description=(
+            "Term pairs [[source, target], ...] or {source: target}; the answer reports which "
+            "targets appear."))
+    variants: StrictInt = Field(3, ge=1, le=MAX_ALTERNATIVES,
+                                description="alternatives mode: how many translations.")
+
+    def decoding(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True, exclude=set(REQUEST_FIELDS))
 
 
 class TranslateBody(BaseModel):
@@ -89,7 +107,8 @@ class TranslateBody(BaseModel):
     target_lang: StrictStr = Field(description="Language code (see /v1/languages).",
                                    examples=["en"])
     options: Options = Field(default_factory=Options, examples=[{"deterministic": True}])
-    mode: StrictStr = Field(TRANSLATE, description="translate (more modes where the model has them)")
+    mode: StrictStr = Field(TRANSLATE, description="Same as options.mode (kept for clients that "
+                            "send it at the top level).")
     stream: StrictBool = Field(False, description="Answer with Server-Sent Events.")
 
 
@@ -203,10 +222,13 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         if body.stream and isinstance(body.text, list):
             raise InputError("Streaming takes a single text; send a list without \"stream\".")
         access.charge(who, sum(len(t) for t in texts))
-        options = DecodingOptions.from_mapping(body.options.model_dump(exclude_unset=True))
+        options = DecodingOptions.from_mapping(body.options.decoding())
+        extra = body.options
         requests = [TranslationRequest(text=t, source_lang=body.source_lang,
                                        target_lang=body.target_lang, options=options,
-                                       mode=body.mode) for t in texts]
+                                       mode=extra.mode or body.mode, context=extra.context,
+                                       glossary=parse_glossary(extra.glossary),
+                                       variants=extra.variants) for t in texts]
         if body.stream:
             job = translator.start(requests[0])  # errors raised here are plain 4xx answers
             return StreamingResponse(_sse(job, request, metrics), media_type="text/event-stream",

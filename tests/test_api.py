@@ -760,3 +760,29 @@ def test_libretranslate_json_and_lists(client):
     assert client.post("/languages").json() == client.get("/languages").json()
     r = client.post("/detect", json={"q": "今天天气很好。"})
     assert r.json()[0]["language"] == "zh"
+
+
+def test_modes_are_options_mode_values(client):
+    r = client.post("/v1/translate", json={"text": "Thank you.", "source_lang": "en",
+                                           "target_lang": "zh",
+                                           "options": {"mode": "alternatives", "variants": 3,
+                                                       "deterministic": True}})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["translation"] == "谢谢。" and body["alternatives"][0] == "谢谢。"
+    r = client.post("/v1/translate", json={"text": "Thank you.", "source_lang": "en",
+                                           "target_lang": "zh",
+                                           "options": {"deterministic": True,
+                                                       "glossary": [["Thank you", "谢谢"],
+                                                                    ["friend", "朋友"]]}})
+    body = r.json()  # the demo model never saw a glossary prompt: its answer is nonsense
+    glossary = body["glossary"]
+    assert sorted(glossary["found"] + glossary["missing"]) == sorted(["谢谢", "朋友"])
+    assert "朋友" in glossary["missing"]
+    assert "best effort" in body["notice"]
+    r = client.post("/v1/translate", json={"text": "Thank you.", "target_lang": "zh",
+                                           "options": {"mode": "poetry"}})
+    assert r.status_code == 422 and "mode" in r.json()["error"]["message"]
+    r = client.post("/v1/translate", json={"text": "Thank you.", "target_lang": "zh",
+                                           "options": {"mode": "ensemble"}})
+    assert r.status_code == 400 and "Chimera" in r.json()["error"]["message"]
