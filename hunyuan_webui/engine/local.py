@@ -15,6 +15,7 @@ transformers' paged continuous batching (see docs/PERFORMANCE.md).
 
 from __future__ import annotations
 
+import atexit
 import collections
 import logging
 import os
@@ -33,7 +34,7 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
-from hunyuan_webui.engine.loader import LoadedModel, load
+from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose
 from hunyuan_webui.engine.textstream import IncrementalText
 from hunyuan_webui.errors import (
@@ -90,8 +91,23 @@ class LocalEngine(Engine):
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
+        self._limit_cpu_threads()
         self._thread = threading.Thread(target=self._main, name="hymt-engine", daemon=True)
         self._thread.start()
+        # A daemon thread killed inside a torch call at interpreter exit aborts the process
+        # ("terminate called without an active exception"): stop it cleanly first.
+        atexit.register(self.close)
+
+    def _limit_cpu_threads(self) -> None:
+        """On 2-4 cores, OpenMP threads spinning in torch fight the web server for the CPU: with
+        every core given to torch, decoding measured 10x slower on a busy 2-core machine. Set here,
+        on the constructing thread: torch's thread pool must not be resized from the engine's."""
+        try:
+            on_cpu = pick_device(self._requested[1]).type == "cpu"
+        except TranslatorError:
+            return  # the loader reports the bad device
+        if on_cpu:
+            torch.set_num_threads(self._cpu_threads or max(1, (os.cpu_count() or 2) - 1))
 
     # -- public interface -------------------------------------------------------------------------
     def status(self) -> EngineStatus:
@@ -130,8 +146,10 @@ class LocalEngine(Engine):
         with self._cond:
             self._closing = True
             self._cond.notify_all()
-        self._thread.join(timeout=10)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=10)
         self._state = EngineState.STOPPED
+        atexit.unregister(self.close)
 
     # -- admission --------------------------------------------------------------------------------
     def _enqueue(self, prompts: Sequence[str],
@@ -172,10 +190,6 @@ class LocalEngine(Engine):
     def _main(self) -> None:
         try:
             self._loaded = load(self.spec, *self._requested)
-            if self._loaded.device.type == "cpu":
-                # On 2-4 cores, spinning OpenMP threads fight the web server for the CPU: measured
-                # 10x slower decoding with every core given to torch on a busy 2-core machine.
-                torch.set_num_threads(self._cpu_threads or max(1, (os.cpu_count() or 2) - 1))
             self._state = EngineState.WARMING
             if self._warmup:
                 self._run_warmup()
