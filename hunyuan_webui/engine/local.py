@@ -35,7 +35,7 @@ from hunyuan_webui.engine.base import (
     options_per_prompt,
 )
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
-from hunyuan_webui.engine.sampling import choose
+from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.textstream import IncrementalText
 from hunyuan_webui.errors import (
     BusyError,
@@ -59,7 +59,6 @@ class _Sequence:
     prompt_ids: list[int]
     max_new_tokens: int
     text: IncrementalText
-    seen: torch.Tensor  # prompt + generated ids, for the repetition penalty
     generator: torch.Generator | None
     generated: list[int] = field(default_factory=list)
 
@@ -88,6 +87,7 @@ class LocalEngine(Engine):
         self._cache: object | None = None
         self._mask: torch.Tensor | None = None
         self._next: torch.Tensor | None = None
+        self._seen: torch.Tensor | None = None  # [rows, vocab]: ids each row has seen
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
@@ -183,7 +183,7 @@ class LocalEngine(Engine):
         text = IncrementalText(lambda t: tokenizer.decode(t, skip_special_tokens=True,
                                                           clean_up_tokenization_spaces=False))
         return _Sequence(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
-                         text=text, seen=torch.tensor(ids, device=loaded.device),
+                         text=text,
                          generator=generator)
 
     # -- the scheduler thread ---------------------------------------------------------------------
@@ -271,8 +271,9 @@ class LocalEngine(Engine):
         out = loaded.model(input_ids=input_ids, attention_mask=mask, position_ids=positions,
                            past_key_values=cache, use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1, :].float()
-        tokens = [self._accept(seq, logits[row]) for row, seq in enumerate(seqs)]
-        self._merge(seqs, cache, mask, torch.tensor(tokens, dtype=torch.long, device=device))
+        seen = seen_mask(input_ids, mask, logits.shape[-1])
+        tokens = self._choose(seqs, logits, seen)
+        self._merge(seqs, cache, mask, torch.tensor(tokens, dtype=torch.long, device=device), seen)
 
     def _decode_step(self) -> None:
         loaded = self._require_loaded()
@@ -285,29 +286,37 @@ class LocalEngine(Engine):
         self._mask = mask
         logits = out.logits[:, -1, :].float()
         self.steps += 1
-        self._next = torch.tensor([self._accept(seq, logits[row]) for row, seq in enumerate(self._rows)],
-                                  dtype=torch.long, device=self._mask.device)
+        assert self._seen is not None
+        tokens = self._choose(self._rows, logits, self._seen)
+        self._next = torch.tensor(tokens, dtype=torch.long, device=self._mask.device)
 
-    def _accept(self, seq: _Sequence, logits: torch.Tensor) -> int:
-        """Choose the next token of ``seq``, stream its text and note whether it has ended."""
+    def _choose(self, seqs: list[_Sequence], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
+        """Pick every row's next token at once, mark it seen, and hand each to its stream."""
+        tokens = choose(logits, seen, [s.stream.options for s in seqs],
+                        [s.generator for s in seqs])
+        rows = torch.arange(len(seqs), device=seen.device)
+        seen[rows, torch.tensor(tokens, device=seen.device)] = True
+        for seq, token in zip(seqs, tokens):
+            self._accept(seq, token)
+        return tokens
+
+    def _accept(self, seq: _Sequence, token: int) -> None:
+        """Stream the text of ``token`` for ``seq`` and note whether the sequence has ended."""
         stream = seq.stream
         if stream.done or stream.cancelled:
-            return 0
-        token = choose(logits, seq.seen, stream.options, seq.generator)
+            return
         if stream.usage.first_token_at is None:
             stream.usage.first_token_at = time.perf_counter()
         loaded = self._require_loaded()
         if token in loaded.eos_token_ids:
             self._end(seq, "stop")
-            return token
+            return
         seq.generated.append(token)
-        seq.seen = torch.cat([seq.seen, seq.seen.new_tensor([token])])
         stream.usage.completion_tokens += 1
         self.tokens_generated += 1
         stream.push(seq.text.add(token))
         if len(seq.generated) >= seq.max_new_tokens:
             self._end(seq, "length")
-        return token
 
     def _end(self, seq: _Sequence, reason: str) -> None:
         seq.stream.push(seq.text.finish())
@@ -315,11 +324,14 @@ class LocalEngine(Engine):
 
     # -- batch bookkeeping ------------------------------------------------------------------------
     def _merge(self, seqs: list[_Sequence], cache: object, mask: torch.Tensor,
-               tokens: torch.Tensor) -> None:
+               tokens: torch.Tensor, seen: torch.Tensor) -> None:
         """Add freshly prefilled rows to the running batch, left-padding the shorter side."""
         if not self._rows:
             self._rows, self._cache, self._mask, self._next = list(seqs), cache, mask, tokens
+            self._seen = seen
             return
+        assert self._seen is not None
+        self._seen = torch.cat([self._seen, seen])
         assert self._mask is not None and self._next is not None
         width = max(self._mask.shape[1], mask.shape[1])
         for old, new in zip(self._cache.layers, cache.layers):  # type: ignore[attr-defined]
@@ -340,6 +352,7 @@ class LocalEngine(Engine):
         with self._cond:
             if not keep:
                 self._rows, self._cache, self._mask, self._next = [], None, None, None
+                self._seen = None
                 return
             assert self._mask is not None and self._next is not None
             index = torch.tensor(keep, device=self._mask.device)
@@ -350,6 +363,8 @@ class LocalEngine(Engine):
                 layer.keys = layer.keys.index_select(0, index)[:, :, first:]
                 layer.values = layer.values.index_select(0, index)[:, :, first:]
             self._next = self._next.index_select(0, index)
+            assert self._seen is not None
+            self._seen = self._seen.index_select(0, index)
             self._rows = [self._rows[i] for i in keep]
 
     def _finish_all(self, reason: str, error: BaseException | None) -> None:
@@ -358,6 +373,7 @@ class LocalEngine(Engine):
                 if not seq.stream.done:
                     seq.stream.finish(reason, error)
             self._rows, self._cache, self._mask, self._next = [], None, None, None
+            self._seen = None
             if reason != "error":
                 self._pending.clear()
 

@@ -1,33 +1,54 @@
-"""Choosing the next token for one sequence, exactly as ``model.generate`` would.
+"""Choosing the next token of every sequence in a batch, exactly as ``model.generate`` would.
 
 The order matches transformers' logits processors: repetition penalty (over the prompt and the
 tokens generated so far), then temperature, top-k and top-p, then a draw from the request's own
-generator. Greedy (deterministic) mode applies the repetition penalty and takes the argmax.
-Each sequence in a batch is chosen on its own, so sampling stays per request.
+generator. Greedy (deterministic) rows apply the repetition penalty and take the argmax. The
+penalty and the argmax run on the whole batch at once, and the chosen ids reach Python in one
+transfer per step (one device synchronisation, not one per row); only sampled rows are handled
+one by one, so sampling stays per request.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
 from hunyuan_webui.engine.base import DecodingOptions
 
 
-def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
-    """Make tokens in ``seen`` less likely: divide positive scores, multiply negative ones."""
-    if penalty == 1.0 or seen.numel() == 0:
-        return logits
-    score = logits.gather(0, seen)
-    score = torch.where(score < 0, score * penalty, score / penalty)
-    return logits.scatter(0, seen, score)
+def seen_mask(input_ids: torch.Tensor, attention_mask: torch.Tensor, vocab: int) -> torch.Tensor:
+    """[batch, vocab] booleans: which ids each row's prompt contains (padding excluded)."""
+    counts = torch.zeros((input_ids.shape[0], vocab), dtype=torch.int32, device=input_ids.device)
+    counts.scatter_add_(1, input_ids, attention_mask.to(torch.int32))
+    return counts > 0
 
 
-def choose(logits: torch.Tensor, seen: torch.Tensor, options: DecodingOptions,
-           generator: torch.Generator | None) -> int:
-    """The next token id for one sequence; ``logits`` is a float32 vector over the vocabulary."""
-    logits = apply_repetition_penalty(logits, seen, options.repetition_penalty)
-    if options.deterministic:
-        return int(torch.argmax(logits))
+def apply_repetition_penalty(logits: torch.Tensor, seen: torch.Tensor,
+                             penalties: torch.Tensor) -> torch.Tensor:
+    """Make seen tokens less likely: divide positive scores, multiply negative ones (per row)."""
+    penalties = penalties.unsqueeze(-1)
+    penalized = torch.where(logits < 0, logits * penalties, logits / penalties)
+    return torch.where(seen, penalized, logits)
+
+
+def choose(logits: torch.Tensor, seen: torch.Tensor, options: Sequence[DecodingOptions],
+           generators: Sequence[torch.Generator | None]) -> list[int]:
+    """The next token id of each row; ``logits`` is float32 [batch, vocab]."""
+    penalties = [o.repetition_penalty for o in options]
+    if any(p != 1.0 for p in penalties):
+        logits = apply_repetition_penalty(
+            logits, seen, torch.tensor(penalties, dtype=logits.dtype, device=logits.device))
+    tokens = torch.argmax(logits, dim=-1)
+    for row, (opts, generator) in enumerate(zip(options, generators)):
+        if not opts.deterministic:
+            tokens[row] = sample(logits[row], opts, generator)
+    return tokens.tolist()
+
+
+def sample(logits: torch.Tensor, options: DecodingOptions,
+           generator: torch.Generator | None) -> torch.Tensor:
+    """Temperature, top-k, top-p, then one draw; returns the id as a 0-d tensor (no sync)."""
     logits = logits / options.temperature
     k = min(int(options.top_k), logits.shape[-1])
     values, indices = torch.topk(logits, k)  # sorted, largest first
@@ -38,4 +59,4 @@ def choose(logits: torch.Tensor, seen: torch.Tensor, options: DecodingOptions,
         probs = torch.where(before < options.top_p, probs, torch.zeros_like(probs))
         probs = probs / probs.sum()
     pick = torch.multinomial(probs, 1, generator=generator)
-    return int(indices[pick])
+    return indices[pick[0]]
