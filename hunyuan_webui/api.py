@@ -197,6 +197,22 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         body, content_type = metrics.render()
         return Response(body, media_type=content_type)
 
+    @app.get("/v1/cache", tags=["operations"])
+    def cache_stats(who: CallerDep) -> dict[str, Any]:
+        """Phrase cache statistics (hits, misses, size, backend)."""
+        cache = translator.cache
+        return cache.stats().to_dict() if cache is not None else {"backend": "off"}
+
+    @app.delete("/v1/cache", tags=["operations"])
+    def cache_clear(who: CallerDep) -> dict[str, Any]:
+        """Empty the phrase cache (memory, disk and this app's Redis keys)."""
+        cache = translator.cache
+        if cache is None:
+            return {"cleared": False, "backend": "off"}
+        cache.clear()
+        log.info("phrase cache cleared by %s", who.key_id or "an open API")
+        return {"cleared": True, **cache.stats().to_dict()}
+
     @app.get("/v1/languages", tags=["translation"])
     def list_languages() -> list[dict[str, Any]]:
         """The 38 languages: code, English and Chinese names, autonym, right-to-left flag."""

@@ -228,7 +228,9 @@ class TranslatorUI:
     def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
                   max_new_tokens: float, mode: str, context: str, glossary: Any,
-                  history: list[list[str]] | None) -> Iterator[tuple[Any, ...]]:
+                  history: list[list[str]] | None,
+                  progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+                  ) -> Iterator[tuple[Any, ...]]:
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
@@ -238,10 +240,12 @@ class TranslatorUI:
         for update in self._run(request):
             result = update.result
             if result is None:
-                progress = ""
-                if update.total_segments > 1:
-                    progress = f"Segment {update.done_segments + 1} of {update.total_segments}…"
-                yield update.text, gr.skip(), progress or gr.skip(), gr.skip(), gr.skip()
+                line = ""
+                if update.total_segments > 1:  # a long text: a progress bar and a count
+                    progress((update.done_segments, update.total_segments), desc="Translating",
+                             unit="segments")
+                    line = f"Segment {update.done_segments + 1} of {update.total_segments}…"
+                yield update.text, gr.skip(), line or gr.skip(), gr.skip(), gr.skip()
                 continue
             if result.text.strip():
                 history.insert(0, [text, result.text, f"{result.source_lang} → {target}"])

@@ -786,3 +786,15 @@ def test_modes_are_options_mode_values(client):
     r = client.post("/v1/translate", json={"text": "Thank you.", "target_lang": "zh",
                                            "options": {"mode": "ensemble"}})
     assert r.status_code == 400 and "Chimera" in r.json()["error"]["message"]
+
+
+def test_cache_can_be_inspected_and_cleared(client):
+    body = {"text": "我们明天见。", "source_lang": "zh", "target_lang": "en",
+            "options": {"deterministic": True}}
+    client.post("/v1/translate", json=body)
+    assert client.post("/v1/translate", json=body).json()["cached"] is True
+    stats = client.get("/v1/cache").json()
+    assert stats["hits"] >= 1 and stats["size"] >= 1
+    cleared = client.delete("/v1/cache").json()
+    assert cleared["cleared"] is True and cleared["size"] == 0
+    assert client.post("/v1/translate", json=body).json()["cached"] is False
