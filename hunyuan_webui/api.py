@@ -16,6 +16,7 @@ import contextlib
 import json
 import logging
 import re
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -345,30 +346,63 @@ async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) 
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
 
 
-async def _updates(job: Job) -> AsyncIterator[Update]:
-    """Read a job's updates from a worker thread; cancel it if the reader goes away."""
-    iterator = iter(job)
+_DONE = object()
+
+
+async def _updates(job: Job) -> AsyncIterator[list[Update]]:
+    """A job's updates, read by one worker thread for the whole request and handed to the event
+    loop in batches (all that arrived since the last read); the job is cancelled if the reader
+    goes away. One thread per stream rather than a thread-pool hop per token: the hop measured
+    ~20% of the app's throughput at 8 clients."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def hand_over(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone: nobody is reading any more
+            job.cancel()
+
+    def produce() -> None:
+        try:
+            for update in job:
+                hand_over(update)
+        except BaseException as exc:  # handed to the reader, which raises it in its own context
+            hand_over(exc)
+        finally:
+            hand_over(_DONE)
+
+    threading.Thread(target=produce, name="hymt-sse", daemon=True).start()
     try:
         while True:
-            update = await anyio.to_thread.run_sync(next, iterator, None, abandon_on_cancel=True)
-            if update is None:
-                return
-            yield update
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            updates = []
+            for item in batch:
+                if isinstance(item, BaseException):
+                    raise item
+                if item is _DONE:
+                    if updates:
+                        yield updates
+                    return
+                updates.append(item)
+            yield updates
     finally:
         job.cancel()
 
 
 async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
+    # Starlette's StreamingResponse notices a disconnect itself and cancels this generator.
     try:
-        async for update in _updates(job):
-            if await request.is_disconnected():
-                log.info("client disconnected; stopping %s", request.state.request_id)
-                return
-            if update.result is not None:
-                metrics.observe_result(update.result)
-                yield _event({"done": True, **update.result.to_dict()})
-            elif update.delta:
-                yield _event({"delta": update.delta})
+        async for updates in _updates(job):
+            delta = "".join(u.delta for u in updates if u.result is None)
+            if delta:
+                yield _event({"delta": delta})
+            final = updates[-1].result
+            if final is not None:
+                metrics.observe_result(final)
+                yield _event({"done": True, **final.to_dict()})
     except TranslatorError as exc:
         metrics.count_error("/v1/translate", exc.http_status)
         yield _event({"error": {"code": exc.code, "message": exc.user_message}}, event="error")

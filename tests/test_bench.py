@@ -1,0 +1,75 @@
+"""The benchmark CLI: it starts, a tiny run completes and writes JSON, and the report helpers.
+
+The real measurement (``python -m hunyuan_webui.bench``, docs/PERFORMANCE.md) takes minutes; here a
+~1M-parameter checkpoint, one client and a few tokens exercise the whole path through this app's
+own columns (the in-process engine and the JSON API in a real server process).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hunyuan_webui import bench
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "hunyuan_webui.bench", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_the_options() -> None:
+    done = run_bench("--help", timeout=60)
+    assert done.returncode == 0, done.stderr
+    for flag in ("--size", "--concurrency", "--systems", "--quick", "--out", "--doc"):
+        assert flag in done.stdout
+
+
+@pytest.mark.slow
+def test_tiny_run_writes_json_and_counts_every_token(tmp_path: Path) -> None:
+    out, doc = tmp_path / "bench.json", tmp_path / "PERFORMANCE.md"
+    doc.write_text(f"# Performance\n\n{bench.DOC_START}\nold\n{bench.DOC_END}\n\nKept.\n")
+    done = run_bench("--size", "tiny", "--systems", "engine,app-api", "--concurrency", "1",
+                     "--rounds", "1", "--min-requests", "2", "--tokens", "4", "--threads", "1",
+                     "--no-cache-check", "--out", str(out), "--doc", str(doc))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    rows = {row["system"]: row for row in result["rows"]}
+    assert set(rows) == {"engine", "app-api"}
+    for row in rows.values():
+        assert row["clients"] == 1 and row["requests"] == 2 and row["failed"] == 0
+        assert row["tokens_checked"], row  # exactly --tokens tokens each: no early stop token
+        assert row["tokens_per_s"] > 0 and row["ttft_p50_ms"] > 0
+    # Both systems saw the same prompts, token for token.
+    assert result["prompt_tokens"]["engine"] == result["prompt_tokens"]["app-api"]
+    assert "| app-api | 1 |" in done.stdout
+    text = doc.read_text()
+    assert "old" not in text and "| engine | 1 |" in text and text.endswith("Kept.\n")
+
+
+def test_percentile_interpolates() -> None:
+    assert bench.percentile([], 50) is None
+    assert bench.percentile([3.0], 95) == 3.0
+    assert bench.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert bench.percentile([4.0, 1.0, 3.0, 2.0], 100) == 4.0
+
+
+def test_targets_compare_the_app_with_the_baseline_and_the_best_serve() -> None:
+    def row(system: str, clients: int, tps: float, ttft: float | None = None,
+            engine_ttft: float | None = None) -> bench.Row:
+        return bench.Row(system, clients, 8, 0, ttft, ttft, None, tps, 1.0, True, engine_ttft)
+
+    rows = [row("baseline", 8, 10), row("serve", 8, 20), row("serve-cb", 8, 40),
+            row("app-api", 8, 61), row("app-api", 1, 5, ttft=120), row("engine", 1, 6, 90, 100)]
+    checks = {c["target"]: c for c in bench.target_checks(rows, {"repeat_fraction": 0.01})}
+    assert checks["app-api tokens/s at 8 clients / baseline"]["value"] == 6.1
+    assert checks["app-api tokens/s at 8 clients / best transformers serve"]["met"] is True
+    ttft = checks["app-api TTFT p50 at 1 client / engine's own first-token time"]
+    assert ttft["value"] == 1.2 and ttft["met"] is True
+    assert checks["repeated identical request / first one (JSON API, cache on)"]["met"] is True

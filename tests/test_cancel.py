@@ -1,0 +1,97 @@
+"""Stopping really stops: the Stop button, a cancelled gradio_client job and a closed page free
+their batch slot, and generation stops consuming compute.
+
+These need generations that would run for a long time: a random-weight checkpoint of the real
+architecture whose end token is unreachable (the benchmark's), so a request only ends at its
+token cap unless it is cancelled.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from collections.abc import Iterator
+
+import pytest
+from gradio_client import Client
+
+from hunyuan_webui import models
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.bench_peers import build_checkpoint
+from hunyuan_webui.engine.local import LocalEngine
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
+
+LONG = "天气 " * 300  # ~1,000 tokens of prompt: the default cap allows ~3,000 new tokens
+
+
+@pytest.fixture(scope="module")
+def endless(tmp_path_factory) -> Iterator[tuple[LocalEngine, str]]:
+    model_dir = build_checkpoint(tmp_path_factory.mktemp("endless"), "tiny")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = Settings(model=str(model_dir), port=port, cache_size=0, max_new_tokens=4000)
+    engine = LocalEngine(models.resolve(settings.model), max_new_tokens=4000)
+    assert engine.wait_ready(120).state == "ready"
+    server = Server(create_app(settings, Translator(engine, engine.spec, settings)),
+                    settings).start()
+    yield engine, server.url
+    server.stop()
+    engine.close()
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+def test_cancelling_a_client_job_frees_the_slot(endless):
+    engine, url = endless
+    client = Client(url, verbose=False)
+    try:
+        job = client.submit(LONG, "zh", "en", api_name="/translate")
+        assert wait_until(lambda: engine.status().active == 1, 30)
+        assert wait_until(lambda: engine.tokens_generated > 50, 30)
+        job.cancel()
+        assert wait_until(lambda: engine.status().active == 0, 5)
+        tokens = engine.tokens_generated
+        time.sleep(0.5)
+        assert engine.tokens_generated == tokens  # nothing is generating any more
+    finally:
+        client.close()
+
+
+CHROMIUM = shutil.which("chromium")
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_stop_button_and_closed_tab_stop_generation(endless):
+    from playwright.sync_api import sync_playwright
+
+    engine, url = endless
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#translate-btn")
+        page.locator("#input-box textarea").fill(LONG)
+        page.locator("#translate-btn").click()
+        assert wait_until(lambda: engine.status().active == 1, 30)
+        page.wait_for_function("() => document.querySelector('#output-box textarea').value"
+                               ".length > 20", timeout=30_000)
+        page.locator("#stop-btn").click()
+        assert wait_until(lambda: engine.status().active == 0, 5)
+
+        page.locator("#translate-btn").click()
+        assert wait_until(lambda: engine.status().active == 1, 30)
+        page.close()  # the visitor closes the tab mid-stream
+        assert wait_until(lambda: engine.status().active == 0, 30)
+        browser.close()
