@@ -89,6 +89,7 @@ I18N = gr.I18n(
         "context_info": "Surrounding text (previous paragraph, product description); not translated.",
         "glossary": "Glossary (terms to keep)",
         "glossary_csv": "…or a CSV of term pairs",
+        "show_candidates": "Show the candidates Chimera fused",
     },
     **{"zh-CN": {
         "header": "## 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
@@ -128,6 +129,7 @@ I18N = gr.I18n(
         "context_info": "相关文本（上一段、产品说明），不会被翻译。",
         "glossary": "术语表",
         "glossary_csv": "…或上传术语对 CSV",
+        "show_candidates": "显示 Chimera 融合的候选译文",
     }},
 )
 
@@ -194,7 +196,7 @@ def last_run_markdown(result: TranslationResult) -> str:
     return " · ".join(parts)
 
 
-def extras_markdown(result: TranslationResult) -> str:
+def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> str:
     """Glossary report, alternatives and ensemble candidates, when the mode produced them."""
     parts = []
     if result.glossary_found or result.glossary_missing:
@@ -204,7 +206,7 @@ def extras_markdown(result: TranslationResult) -> str:
     if len(result.alternatives) > 1:
         parts.append("**Alternatives**\n" + "\n".join(
             f"{i}. {html.escape(a)}" for i, a in enumerate(result.alternatives, 1)))
-    if result.candidates:
+    if result.candidates and show_candidates:
         parts.append("**Candidates fused by Chimera**\n" + "\n".join(
             f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
     return "\n\n".join(parts)
@@ -228,7 +230,7 @@ class TranslatorUI:
     def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
                   max_new_tokens: float, mode: str, context: str, glossary: Any,
-                  history: list[list[str]] | None,
+                  show_candidates: bool, history: list[list[str]] | None,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                   ) -> Iterator[tuple[Any, ...]]:
         request = TranslationRequest(
@@ -250,7 +252,8 @@ class TranslatorUI:
             if result.text.strip():
                 history.insert(0, [text, result.text, f"{result.source_lang} → {target}"])
             yield (result.text, detection_markdown(result, source),
-                   last_run_markdown(result), history[:HISTORY_LIMIT], extras_markdown(result))
+                   last_run_markdown(result), history[:HISTORY_LIMIT],
+                   extras_markdown(result, bool(show_candidates)))
 
     def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
                            deterministic: bool, glossary: Any,
@@ -454,6 +457,8 @@ class TranslatorUI:
                                 label=t("mode"), elem_id="mode")
                 context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
                                      visible=False, elem_id="context-box")
+                show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
+                                              elem_id="show-candidates")
                 with gr.Row():
                     glossary = gr.Dataframe(headers=["Source term", "Target term"],
                                             value=[["", ""]], column_count=(2, "fixed"),
@@ -477,7 +482,7 @@ class TranslatorUI:
             clear_btn.click(lambda: ("", "", "", f"0 / {settings.max_input_chars:,}"), None,
                             [text, output, detected, count], api_visibility="private", queue=False)
             inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
-                      max_new, mode, context, glossary, history]
+                      max_new, mode, context, glossary, show_candidates, history]
             run = translate_btn.click(
                 self.translate, inputs, [output, detected, progress, history, extras],
                 api_name="translate_ui", api_visibility="undocumented",
@@ -486,8 +491,9 @@ class TranslatorUI:
             stop_btn.click(None, None, None, cancels=[run], api_visibility="private", queue=False)
             table.select(self.restore, history, [text, output], api_visibility="private",
                          queue=False)
-            mode.change(lambda m: gr.update(visible=m == "context"), mode, context,
-                        api_visibility="private", queue=False)
+            mode.change(lambda m: (gr.update(visible=m == "context"),
+                                   gr.update(visible=m == "ensemble")),
+                        mode, [context, show_candidates], api_visibility="private", queue=False)
             glossary_file.upload(self.load_glossary, glossary_file, glossary,
                                  api_visibility="private", queue=False)
             upload.change(self.document_columns, upload, columns, api_visibility="private",
