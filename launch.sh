@@ -40,9 +40,14 @@ install_torch() {
     "$VENV/bin/pip" install -q "torch==$TORCH_VERSION"
   else
     say "no NVIDIA GPU found: installing the CPU build of torch $TORCH_VERSION"
-    # A local wheel (pip's find-links) first, then PyTorch's CPU index; never the multi-GB CUDA build.
-    "$VENV/bin/pip" install -q --no-index "torch==$TORCH_VERSION" 2>/dev/null \
-      || "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" --index-url https://download.pytorch.org/whl/cpu
+    # A local CPU wheel (pip's find-links) if there is one, its dependencies from the index; else
+    # PyTorch's CPU index. Never the multi-GB CUDA build that plain PyPI serves on Linux.
+    if "$VENV/bin/pip" install -q --no-index --no-deps "torch==$TORCH_VERSION" >/dev/null 2>&1; then
+      "$VENV/bin/pip" install -q "torch==$TORCH_VERSION"
+    else
+      "$VENV/bin/pip" install -q "torch==$TORCH_VERSION" \
+        --index-url https://download.pytorch.org/whl/cpu --extra-index-url https://pypi.org/simple
+    fi
   fi
 }
 
