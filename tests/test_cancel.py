@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from apphelpers import wait_until
 from gradio_client import Client
 
 from hunyuan_webui import models
@@ -40,15 +41,6 @@ def endless(tmp_path_factory) -> Iterator[tuple[LocalEngine, str]]:
     yield engine, server.url
     server.stop()
     engine.close()
-
-
-def wait_until(predicate, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def test_cancelling_a_client_job_frees_the_slot(endless):

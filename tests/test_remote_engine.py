@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apphelpers import wait_until
 from serve_peer import free_port, serve_missing_packages, transformers_serve
 
 from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState
@@ -185,15 +186,6 @@ def ready(engine: OpenAIEngine) -> OpenAIEngine:
     return engine
 
 
-def wait_for(predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
-
-
 # -- the real peer: transformers serve -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def served(demo_dir: str) -> Iterator[str]:
@@ -277,7 +269,7 @@ def test_cancelling_mid_stream_stops_the_server_generating(served, demo_dir, ser
         chunks = iter(stream)
         next(chunks), next(chunks)
         stream.cancel()
-        assert wait_for(lambda: stream.done, 2.0)
+        assert wait_until(lambda: stream.done, 2.0)
         assert stream.finish_reason == "cancelled"
         # The server decodes one request at a time: had it gone on with the other ~4000 tokens
         # (about 10 x per_400), this request would wait for them. (Asked while `talker` is still
@@ -364,7 +356,7 @@ def test_server_down_fails_with_a_clear_message_then_recovers_when_it_appears():
         with pytest.raises(NotReadyError, match="Could not reach"):
             engine.submit([PROMPT], GREEDY)
         with FakeServer(sse("你好"), port=port):
-            assert wait_for(lambda: engine.status().state == EngineState.READY)
+            assert wait_until(lambda: engine.status().state == EngineState.READY, 15.0)
             assert engine.generate(PROMPT, GREEDY) == "你好"
 
 
@@ -507,8 +499,8 @@ def test_cancel_closes_the_connection_promptly():
         next(chunks)
         cancelled_at = time.monotonic()
         stream.cancel()
-        assert wait_for(lambda: stream.done, 2.0) and stream.finish_reason == "cancelled"
-        assert wait_for(lambda: bool(fake.hangups), 5.0)
+        assert wait_until(lambda: stream.done, 2.0) and stream.finish_reason == "cancelled"
+        assert wait_until(lambda: bool(fake.hangups), 5.0)
         assert fake.hangups[0] - cancelled_at < 2.0
 
 
@@ -517,13 +509,13 @@ def test_queue_bound_raises_busy_and_frees_slots():
     with FakeServer(stall(release), stall(release), sse("free")) as fake, \
             remote(fake.url, max_queued=2, max_concurrency=1) as engine:
         first, second = ready(engine).submit([PROMPT, PROMPT], GREEDY)
-        assert wait_for(lambda: engine.status().active == 1)
+        assert wait_until(lambda: engine.status().active == 1, 15.0)
         assert engine.status().queued == 1
         with pytest.raises(BusyError):
             engine.submit([PROMPT], GREEDY)
         first.cancel()
         second.cancel()
-        assert wait_for(lambda: first.done and second.done, 2.0)
+        assert wait_until(lambda: first.done and second.done, 2.0)
         release.set()
         assert first.finish_reason == second.finish_reason == "cancelled"
         assert engine.generate(PROMPT, GREEDY) == "free"
@@ -547,7 +539,7 @@ def test_close_cancels_what_is_in_flight():
     with FakeServer(endless()) as fake:
         engine = ready(OpenAIEngine(fake.url, model=FAKE_MODEL))
         stream = engine.stream(PROMPT, GREEDY)
-        assert wait_for(lambda: bool(stream.text))
+        assert wait_until(lambda: bool(stream.text), 15.0)
         engine.close()
         assert stream.done and stream.finish_reason == "cancelled"
         assert engine.status().state == EngineState.STOPPED
@@ -579,7 +571,7 @@ def test_several_endpoints_share_the_load_and_skip_a_dead_one(served, demo_dir, 
         model=demo_dir, engine="openai", endpoint=url, remote_timeout=5)) for url in (dead, served)]
     replicas = ReplicaEngine(engines)
     try:
-        assert wait_for(lambda: replicas.status().state == EngineState.READY, 30)
+        assert wait_until(lambda: replicas.status().state == EngineState.READY, 30)
         assert replicas.status().device == "1/2 replicas"
         streams = replicas.submit([p.prompt for p in phrases[:6]], GREEDY)
         assert [s.result() for s in streams] == [p.target for p in phrases[:6]]
