@@ -91,3 +91,28 @@ def test_any_text_any_split_keeps_the_invariants(text, sizes):
     chunks, final = run(byte_tokens(text, sizes))
     assert final == text.strip()
     assert_valid(chunks, text)
+
+
+def test_long_answers_decode_only_their_tail_and_stay_exact():
+    """Re-decoding every id for every token was quadratic on the engine thread."""
+    text = "สวัสดีครับ ขอบคุณมากครับ 👨\u200d👩\u200d👧 Café noël. " * 12
+    tokens = byte_tokens(text, [1, 2, 3])
+    table = dict(enumerate(tokens))
+    lengths = []
+
+    def decode(ids):
+        lengths.append(len(ids))
+        return b"".join(table[i] for i in ids).decode("utf-8", "replace")
+
+    stream = IncrementalText(decode)
+    chunks = [stream.add(i) for i in range(len(tokens))] + [stream.finish()]
+    assert_valid([c for c in chunks if c], text)
+    assert sum(lengths) < len(tokens) * 120  # a whole decode each time would be ~len²/2
+
+
+def test_a_tokenizer_that_does_not_decode_additively_falls_back_to_whole_decodes():
+    """SentencePiece-style decoders drop a leading space: head + tail != whole."""
+    words = [f" w{i}" for i in range(80)]
+    stream = IncrementalText(lambda ids: "".join(words[i] for i in ids).lstrip(" "))
+    chunks = [stream.add(i) for i in range(80)] + [stream.finish()]
+    assert "".join(chunks) == "".join(words).strip()

@@ -21,6 +21,9 @@ import regex
 
 _LAST_CLUSTER = regex.compile(r"\X\Z")
 _REPLACEMENT = "\ufffd"
+SETTLE_EVERY = 32  # tokens
+CONTEXT_TOKENS = 4
+CLUSTER_WINDOW = 64  # characters; longer than any grapheme cluster a model writes
 
 
 class IncrementalText:
@@ -30,6 +33,12 @@ class IncrementalText:
         self._decode = decode
         self._ids: list[int] = []
         self._emitted = ""
+        # Decoding all ids for every token is quadratic in the answer's length, on the engine's
+        # thread. The text of a settled head is kept instead and only the tail is decoded, for
+        # as long as the tokenizer is seen to decode additively (byte-level BPE is).
+        self._head_text = ""
+        self._head_ids = 0
+        self._additive = True
 
     @property
     def emitted(self) -> str:
@@ -38,14 +47,35 @@ class IncrementalText:
     def add(self, token_id: int) -> str:
         """Append one token; return the text that became safe to show (maybe empty)."""
         self._ids.append(token_id)
-        text = self._decode(self._ids)
-        stable = text.rstrip(_REPLACEMENT)
+        stable = self._text().rstrip(_REPLACEMENT)
         return self._advance(_clean(_safe_prefix(stable)))
 
     def finish(self) -> str:
         """All tokens are in: return whatever was held back (trailing whitespace excluded)."""
         final = _clean(self._decode(self._ids).rstrip(_REPLACEMENT))
         return self._advance(final.rstrip(), final=True)
+
+    def _text(self) -> str:
+        if not self._additive:
+            return self._decode(self._ids)
+        # The tail is decoded with a few settled tokens in front, as TGI does, so tokenizers that
+        # treat the first token specially (SentencePiece drops its leading space) decode it right.
+        start = max(0, self._head_ids - CONTEXT_TOKENS)
+        context = self._decode(self._ids[start:self._head_ids])
+        both = self._decode(self._ids[start:])
+        if not both.startswith(context):
+            self._additive = False
+            return self._decode(self._ids)
+        tail = both[len(context):]
+        if len(self._ids) - self._head_ids < SETTLE_EVERY or tail.endswith(_REPLACEMENT):
+            return self._head_text + tail
+        # Settle the head, once checked against a whole decode (once per SETTLE_EVERY tokens).
+        whole = self._decode(self._ids)
+        if whole == self._head_text + tail:
+            self._head_text, self._head_ids = whole, len(self._ids)
+        else:
+            self._additive = False
+        return whole
 
     def _advance(self, candidate: str, final: bool = False) -> str:
         candidate = candidate.lstrip()
@@ -60,7 +90,8 @@ class IncrementalText:
 
 def _safe_prefix(text: str) -> str:
     """``text`` without its last grapheme cluster (which may still grow)."""
-    match = _LAST_CLUSTER.search(text)
+    start = max(0, len(text) - CLUSTER_WINDOW)  # a cluster is short: look at the end only
+    match = _LAST_CLUSTER.search(text, start)
     return text[: match.start()] if match else text
 
 
