@@ -128,12 +128,16 @@ class _DeltaText:
     """Server text deltas in, always-valid chunks out (adapts :class:`IncrementalText`)."""
 
     def __init__(self) -> None:
-        self.raw = ""
-        self._text = IncrementalText(lambda _ids: self.raw)
+        self.deltas: list[str] = []  # delta i plays the part of token id i
+        self._text = IncrementalText(lambda ids: "".join(self.deltas[i] for i in ids))
+
+    @property
+    def raw(self) -> str:
+        return "".join(self.deltas)
 
     def add(self, delta: str) -> str:
-        self.raw += delta
-        return self._text.add(0)
+        self.deltas.append(delta)
+        return self._text.add(len(self.deltas) - 1)
 
     def finish(self) -> str:
         return self._text.finish()
