@@ -29,6 +29,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from starlette.background import BackgroundTask
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount
 
@@ -248,9 +249,13 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
                                        variants=extra.variants) for t in texts]
         if body.stream:
             job = translator.start(requests[0])  # errors raised here are plain 4xx answers
+            # The background task runs however the response ends. A disconnect normally cancels
+            # the generator (whose `finally` cancels the job), but one that lands while Starlette
+            # awaits a paused write leaves the generator suspended until garbage collection.
             return StreamingResponse(_sse(job, request, metrics), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
-                                              "X-Accel-Buffering": "no"})
+                                              "X-Accel-Buffering": "no"},
+                                     background=BackgroundTask(job.cancel))
         results = await _run_jobs(translator, requests)
         for r in results:
             metrics.observe_result(r)
@@ -393,7 +398,7 @@ async def _updates(job: Job) -> AsyncIterator[list[Update]]:
 
 
 async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
-    # Starlette's StreamingResponse notices a disconnect itself and cancels this generator.
+    # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
         async for updates in _updates(job):
             delta = "".join(u.delta for u in updates if u.result is None)

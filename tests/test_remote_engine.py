@@ -255,6 +255,12 @@ def test_usage_and_length_cap_come_from_the_server(served_engine, engine, phrase
 
 def test_cancelling_mid_stream_stops_the_server_generating(served, demo_dir, served_engine,
                                                            phrases):
+    """Our side of the contract (the connection closes at once) is pinned down against the fake
+    server below; this checks that a real ``transformers serve`` then stops decoding. Up to three
+    tries: the server only notices a disconnect while its response generator awaits the next token,
+    and one that lands while it is writing leaves the generator running (seen once in CI, with the
+    follow-up waiting for all 4000 tokens). Were our client to keep the connection open, every try
+    would wait like that."""
     with remote(served, model=demo_dir, tokenizer=demo_dir, dialect="transformers",
                 stop_token_ids=NEVER_STOPS, max_new_tokens=4096) as talker:
         ready(talker)
@@ -264,19 +270,24 @@ def test_cancelling_mid_stream_stops_the_server_generating(served, demo_dir, ser
         calibration.result()
         per_400 = time.monotonic() - started
         assert calibration.finish_reason == "length"
-        stream = talker.stream(phrases[0].prompt, DecodingOptions(deterministic=True,
-                                                                   max_new_tokens=4000))
-        chunks = iter(stream)
-        next(chunks), next(chunks)
-        stream.cancel()
-        assert wait_until(lambda: stream.done, 2.0)
-        assert stream.finish_reason == "cancelled"
-        # The server decodes one request at a time: had it gone on with the other ~4000 tokens
-        # (about 10 x per_400), this request would wait for them. (Asked while `talker` is still
-        # open: closing it would close the connection anyway.)
-        started = time.monotonic()
-        assert served_engine.generate(phrases[1].prompt, GREEDY) == phrases[1].target
-        assert time.monotonic() - started < 2 * per_400 + 1.0
+        waits = []
+        for _ in range(3):
+            stream = talker.stream(phrases[0].prompt, DecodingOptions(deterministic=True,
+                                                                       max_new_tokens=4000))
+            chunks = iter(stream)
+            next(chunks), next(chunks)
+            stream.cancel()
+            assert wait_until(lambda s=stream: s.done, 2.0)
+            assert stream.finish_reason == "cancelled"
+            # The server decodes one request at a time: had it gone on with the other ~4000
+            # tokens (about 10 x per_400), this request would wait for them. (Asked while
+            # `talker` is still open: closing it would close the connection anyway.)
+            started = time.monotonic()
+            assert served_engine.generate(phrases[1].prompt, GREEDY) == phrases[1].target
+            waits.append(time.monotonic() - started)
+            if waits[-1] < 2 * per_400 + 1.0:
+                break
+        assert min(waits) < 2 * per_400 + 1.0, (waits, per_400)
 
 
 # -- request bodies, token counts ------------------------------------------------------------------
