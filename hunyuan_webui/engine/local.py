@@ -7,8 +7,8 @@ for a whole batch to finish. Each step decodes one token for every running seque
 that ends, is cancelled (Stop button, closed tab, disconnected client) or fails leaves the batch
 before the next step, and columns that have become pure padding are trimmed.
 
-The key/value cache is transformers' own ``DynamicCache``; merging and removing rows only slices
-its per-layer tensors, and the 2-D attention mask plus explicit position ids keep every row's
+The key/value cache is transformers' ``DynamicCache`` with layers that append in place
+(:mod:`hunyuan_webui.engine.kvcache`); merging and removing rows only slices its per-layer tensors, and the 2-D attention mask plus explicit position ids keep every row's
 attention exactly what it would be alone. On a CPU this padded dynamic batch measured faster than
 transformers' paged continuous batching (see docs/PERFORMANCE.md).
 """
@@ -253,7 +253,7 @@ class LocalEngine(Engine):
         return True
 
     def _prefill(self, seqs: list[_Sequence]) -> None:
-        from transformers import DynamicCache
+        from hunyuan_webui.engine.kvcache import growing_cache
 
         loaded = self._require_loaded()
         device = loaded.device
@@ -267,7 +267,7 @@ class LocalEngine(Engine):
             input_ids[row, width - n:] = torch.tensor(seq.prompt_ids, device=device)
             mask[row, width - n:] = 1
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        cache = DynamicCache(config=loaded.model.config)
+        cache = growing_cache(loaded.model.config)
         out = loaded.model(input_ids=input_ids, attention_mask=mask, position_ids=positions,
                            past_key_values=cache, use_cache=True, logits_to_keep=1)
         logits = out.logits[:, -1, :].float()

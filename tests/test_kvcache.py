@@ -1,0 +1,83 @@
+"""The in-place key/value cache and the CPU weight layout: same numbers, less copying."""
+
+from __future__ import annotations
+
+import torch
+from transformers import AutoModelForCausalLM, DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+from hunyuan_webui.engine.kvcache import MIN_SPARE, GrowingLayer, growing_cache
+from hunyuan_webui.engine.loader import cpu_gemm_layout
+
+
+def kv(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(batch, 2, length, 4, generator=gen),
+            torch.randn(batch, 2, length, 4, generator=gen))
+
+
+def test_appending_writes_in_place_and_matches_concatenation():
+    growing, plain = GrowingLayer(), DynamicLayer()
+    for step, length in enumerate([5, 1, 1, 3, 1]):
+        keys, values = kv(3, length, step)
+        got, want = growing.update(keys, values), plain.update(keys, values)
+        assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+        if step == 0:
+            room = growing.keys.data_ptr()
+        assert growing.keys.data_ptr() == room  # no copy: the same buffer all along
+    assert growing.get_seq_length() == plain.get_seq_length() == 11
+
+
+def test_a_replaced_tensor_is_adopted_and_the_room_grows():
+    layer = GrowingLayer()
+    layer.update(*kv(2, 4, 0))
+    # what the scheduler does when a row leaves: a new tensor that is no view of the room
+    layer.keys = layer.keys[1:].clone()
+    layer.values = layer.values[1:].clone()
+    before = layer.keys.clone()
+    keys, values = kv(1, 1, 1)
+    out_keys, _ = layer.update(keys, values)
+    assert out_keys.shape == (1, 2, 5, 4)
+    assert torch.equal(out_keys[:, :, :4], before) and torch.equal(out_keys[:, :, 4:], keys)
+    for i in range(MIN_SPARE + 10):  # past the first spare room: moved once more, still right
+        layer.update(*kv(1, 1, 100 + i))
+    assert layer.get_seq_length() == 5 + MIN_SPARE + 10
+
+
+def test_a_model_decodes_the_same_with_either_cache(demo_dir):
+    model = AutoModelForCausalLM.from_pretrained(demo_dir, dtype=torch.float32).eval()
+    ids = torch.tensor([[5, 9, 30, 41, 17, 8]])
+
+    def greedy(cache):
+        out, tokens = ids, []
+        with torch.inference_mode():
+            for _ in range(12):
+                logits = model(input_ids=out, past_key_values=cache, use_cache=True).logits
+                out = logits[:, -1:].argmax(-1)
+                tokens.append(int(out))
+        return tokens, cache
+
+    plain, _ = greedy(DynamicCache(config=model.config))
+    growing, cache = greedy(growing_cache(model.config))
+    assert growing == plain
+    assert all(isinstance(layer, GrowingLayer) for layer in cache.layers)
+
+
+def test_cpu_layout_keeps_shapes_and_results_and_leaves_tied_weights_alone(demo_dir):
+    model = AutoModelForCausalLM.from_pretrained(demo_dir, dtype=torch.float32).eval()
+    ids = torch.tensor([[5, 9, 30, 41, 17, 8], [7, 7, 12, 3, 99, 1]])
+    with torch.inference_mode():
+        before = model(input_ids=ids).logits
+    shapes = {name: p.shape for name, p in model.named_parameters()}
+    changed = cpu_gemm_layout(model)
+    linears = [m for m in model.modules() if type(m) is torch.nn.Linear]
+    tied = model.get_output_embeddings().weight is model.get_input_embeddings().weight
+    assert changed == len(linears) - (1 if tied else 0) > 0
+    assert {name: p.shape for name, p in model.named_parameters()} == shapes
+    assert model.get_input_embeddings().weight.is_contiguous()
+    mlp = model.model.layers[0].mlp.up_proj.weight
+    assert mlp.t().is_contiguous() and not mlp.is_contiguous()
+    with torch.inference_mode():
+        after = model(input_ids=ids).logits
+    torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)
+    assert torch.equal(after.argmax(-1), before.argmax(-1))
