@@ -7,7 +7,7 @@ from transformers import AutoModelForCausalLM, DynamicCache
 from transformers.cache_utils import DynamicLayer
 
 from hunyuan_webui.engine.kvcache import MIN_SPARE, GrowingLayer, growing_cache
-from hunyuan_webui.engine.loader import cpu_gemm_layout
+from hunyuan_webui.engine.cpu import TunedLinear, tune_linears
 
 
 def kv(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -63,21 +63,28 @@ def test_a_model_decodes_the_same_with_either_cache(demo_dir):
     assert all(isinstance(layer, GrowingLayer) for layer in cache.layers)
 
 
-def test_cpu_layout_keeps_shapes_and_results_and_leaves_tied_weights_alone(demo_dir):
+def test_tuned_linears_keep_shapes_and_results_and_leave_tied_weights_alone(demo_dir):
     model = AutoModelForCausalLM.from_pretrained(demo_dir, dtype=torch.float32).eval()
     ids = torch.tensor([[5, 9, 30, 41, 17, 8], [7, 7, 12, 3, 99, 1]])
-    with torch.inference_mode():
-        before = model(input_ids=ids).logits
+
+    def logits(rows: torch.Tensor) -> torch.Tensor:
+        with torch.inference_mode():
+            return model(input_ids=rows).logits
+
+    alone, batched = logits(ids[:1, -1:]), logits(ids[:, -1:])  # 1 row (BLAS), 2 rows (oneDNN)
+    before = logits(ids)
     shapes = {name: p.shape for name, p in model.named_parameters()}
-    changed = cpu_gemm_layout(model)
     linears = [m for m in model.modules() if type(m) is torch.nn.Linear]
     tied = model.get_output_embeddings().weight is model.get_input_embeddings().weight
-    assert changed == len(linears) - (1 if tied else 0) > 0
+    said = tune_linears(model)
+    assert said.startswith(f"{len(linears) - (1 if tied else 0)} weights stored transposed")
     assert {name: p.shape for name, p in model.named_parameters()} == shapes
     assert model.get_input_embeddings().weight.is_contiguous()
-    mlp = model.model.layers[0].mlp.up_proj.weight
-    assert mlp.t().is_contiguous() and not mlp.is_contiguous()
-    with torch.inference_mode():
-        after = model(input_ids=ids).logits
-    torch.testing.assert_close(after, before, rtol=1e-4, atol=1e-4)
-    assert torch.equal(after.argmax(-1), before.argmax(-1))
+    up = model.model.layers[0].mlp.up_proj
+    assert up.weight.t().is_contiguous() and not up.weight.is_contiguous()
+    if torch.backends.mkldnn.is_available() and "oneDNN copies for" in said:
+        assert isinstance(up, TunedLinear)
+    for got, want in ((logits(ids), before), (logits(ids[:1, -1:]), alone),
+                      (logits(ids[:, -1:]), batched)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        assert torch.equal(got.argmax(-1), want.argmax(-1))

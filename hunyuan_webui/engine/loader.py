@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from hunyuan_webui.engine.cpu import tune_linears
 from hunyuan_webui.errors import ModelLoadError
 from hunyuan_webui.models import ModelSpec
 
@@ -166,30 +167,9 @@ def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedMo
         model.to(dev)
     model.eval()
     if dev.type == "cpu" and quant is None and compute == torch.float32:
-        log.debug("%d weights stored for the CPU's matrix multiply", cpu_gemm_layout(model))
+        log.info("CPU matrix multiplies: %s", tune_linears(model))
     return LoadedModel(model=model, tokenizer=tokenizer, device=_input_device(model, dev),
                        dtype=name, compute_dtype=compute, eos_token_ids=_eos_ids(model, tokenizer))
-
-
-def cpu_gemm_layout(model: Any) -> int:
-    """Store each ``nn.Linear`` weight transposed in memory (still the same ``[out, in]`` tensor,
-    now a view with swapped strides); returns how many were changed.
-
-    ``F.linear`` computes ``x @ W.T``; with ``W.T`` contiguous, the CPU BLAS multiplies without a
-    transposed operand, which measured 2x faster at 8-16 rows (the decoding batch) and the same at
-    one row (``python -m hunyuan_webui.bench`` shows the effect on whole steps). The results differ
-    only in float rounding order. Weights an embedding shares (tied ``lm_head``) keep their layout:
-    an embedding reads whole rows.
-    """
-    shared = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
-    changed = 0
-    for module in model.modules():
-        weight = getattr(module, "weight", None)
-        if (type(module) is torch.nn.Linear and id(weight) not in shared
-                and weight.dtype == torch.float32 and weight.is_contiguous()):
-            weight.data = weight.data.t().contiguous().t()
-            changed += 1
-    return changed
 
 
 def _input_device(model: Any, fallback: torch.device) -> torch.device:
