@@ -16,7 +16,6 @@ import contextlib
 import json
 import logging
 import re
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -37,10 +36,11 @@ from hunyuan_webui import languages
 from hunyuan_webui.access import AccessControl, Caller
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, EngineState
 from hunyuan_webui.errors import InputError, TranslatorError
+from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
-from hunyuan_webui.service import Job, TranslationRequest, Translator, Update
+from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger("hunyuan_webui.api")
@@ -351,56 +351,10 @@ async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) 
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
 
 
-_DONE = object()
-
-
-async def _updates(job: Job) -> AsyncIterator[list[Update]]:
-    """A job's updates, read by one worker thread for the whole request and handed to the event
-    loop in batches (all that arrived since the last read); the job is cancelled if the reader
-    goes away. One thread per stream rather than a thread-pool hop per token: the hop measured
-    ~20% of the app's throughput at 8 clients."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-
-    def hand_over(item: Any) -> None:
-        try:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
-        except RuntimeError:  # the event loop is gone: nobody is reading any more
-            job.cancel()
-
-    def produce() -> None:
-        try:
-            for update in job:
-                hand_over(update)
-        except BaseException as exc:  # handed to the reader, which raises it in its own context
-            hand_over(exc)
-        finally:
-            hand_over(_DONE)
-
-    threading.Thread(target=produce, name="hymt-sse", daemon=True).start()
-    try:
-        while True:
-            batch = [await queue.get()]
-            while not queue.empty():
-                batch.append(queue.get_nowait())
-            updates = []
-            for item in batch:
-                if isinstance(item, BaseException):
-                    raise item
-                if item is _DONE:
-                    if updates:
-                        yield updates
-                    return
-                updates.append(item)
-            yield updates
-    finally:
-        job.cancel()
-
-
 async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
-        async for updates in _updates(job):
+        async for updates in batched_updates(job):
             delta = "".join(u.delta for u in updates if u.result is None)
             if delta:
                 yield _event({"delta": delta})

@@ -13,9 +13,10 @@ in one engine call, then check, fuse or fall back paragraph by paragraph.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -382,3 +383,49 @@ def line_document(text: str) -> Document:
             if part:
                 pieces.append(Piece(part, translate))
     return Document(tuple(pieces))
+
+
+_DONE = object()
+
+
+async def batched_updates(job: Job) -> AsyncIterator[list[Update]]:
+    """A job's updates, read by one worker thread for the whole request and handed to the event
+    loop in batches (all that arrived since the last read); the job is cancelled if the reader
+    goes away. One thread per stream rather than a thread-pool hop per token: the hop measured
+    ~20% of the app's throughput at 8 clients."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+
+    def hand_over(item: Any) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the event loop is gone: nobody is reading any more
+            job.cancel()
+
+    def produce() -> None:
+        try:
+            for update in job:
+                hand_over(update)
+        except BaseException as exc:  # handed to the reader, which raises it in its own context
+            hand_over(exc)
+        finally:
+            hand_over(_DONE)
+
+    threading.Thread(target=produce, name="hymt-job-reader", daemon=True).start()
+    try:
+        while True:
+            batch = [await queue.get()]
+            while not queue.empty():
+                batch.append(queue.get_nowait())
+            updates = []
+            for item in batch:
+                if isinstance(item, BaseException):
+                    raise item
+                if item is _DONE:
+                    if updates:
+                        yield updates
+                    return
+                updates.append(item)
+            yield updates
+    finally:
+        job.cancel()

@@ -12,15 +12,17 @@ from __future__ import annotations
 import html
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import gradio as gr
 
 from hunyuan_webui import files, languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 
@@ -219,27 +221,28 @@ class TranslatorUI:
         self.translator = translator
 
     # -- listeners --------------------------------------------------------------------------------
-    def api_translate(self, text: str, source_lang: str = "auto",
-                      target_lang: str = "en") -> Iterator[str]:
+    async def api_translate(self, text: str, source_lang: str = "auto",
+                            target_lang: str = "en") -> AsyncIterator[str]:
         """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
         request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang,
                                      options=DecodingOptions(deterministic=True))
-        for update in self._run(request):
-            yield update.text
+        async for updates in self._run(request):
+            yield updates[-1].text
 
-    def translate(self, text: str, source: str, target: str, deterministic: bool,
+    async def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
                   max_new_tokens: float, mode: str, context: str, glossary: Any,
                   show_candidates: bool, history: list[list[str]] | None,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
-                  ) -> Iterator[tuple[Any, ...]]:
+                  ) -> AsyncIterator[tuple[Any, ...]]:
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
                                   max_new_tokens),
             mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary))
         history = list(history or [])
-        for update in self._run(request):
+        async for updates in self._run(request):
+            update = updates[-1]
             result = update.result
             if result is None:
                 line = ""
@@ -339,12 +342,19 @@ class TranslatorUI:
         except TranslatorError as exc:
             raise gr.Error(exc.user_message) from None
 
-    def _run(self, request: TranslationRequest) -> Iterator[Any]:
+    async def _run(self, request: TranslationRequest) -> AsyncIterator[list[Update]]:
+        """The job's updates in batches: all that arrived since the page last took one. Async, so
+        Gradio runs it on its event loop instead of one thread-pool hop per token."""
+        job = None
         try:
-            job = self.translator.start(request)
-            yield from job
+            job = await anyio.to_thread.run_sync(self.translator.start, request)  # cache I/O
+            async for updates in batched_updates(job):
+                yield updates
         except TranslatorError as exc:
             raise gr.Error(exc.user_message, print_exception=False) from None
+        finally:  # also when Gradio cancels this generator (Stop button, closed tab)
+            if job is not None:
+                job.cancel()
 
     def status_markdown(self) -> str:
         """The shared part of the status line: model, device, precision, state, load."""

@@ -6,8 +6,8 @@ import torch
 from transformers import AutoModelForCausalLM, DynamicCache
 from transformers.cache_utils import DynamicLayer
 
-from hunyuan_webui.engine.kvcache import MIN_SPARE, GrowingLayer, growing_cache
 from hunyuan_webui.engine.cpu import TunedLinear, tune_linears
+from hunyuan_webui.engine.kvcache import MIN_SPARE, GrowingLayer, growing_cache
 
 
 def kv(batch: int, length: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
