@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.background import BackgroundTask
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount
 
@@ -178,7 +179,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    _install_request_log(app, metrics)
+    app.add_middleware(RequestLog, metrics=metrics, api=app)
     _install_error_handlers(app)
 
     @app.get("/health", tags=["operations"])
@@ -467,30 +468,54 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
                   "Something went wrong on the server; it has been logged.", None, request_id)
 
 
-def _install_request_log(app: FastAPI, metrics: Metrics) -> None:
-    @app.middleware("http")
-    async def request_id_and_metrics(request: Request, call_next: Callable) -> Response:
-        given = request.headers.get("x-request-id", "")
+class RequestLog:
+    """Give every request an id (``X-Request-ID``, kept if the client sent a sane one), answer
+    unexpected errors as JSON 500s, and count and log each request when it ends.
+
+    Plain ASGI rather than ``@app.middleware("http")``: Starlette's ``BaseHTTPMiddleware`` pipes
+    every chunk of a streamed response through a memory stream and an extra task, a cost paid per
+    token on the SSE route; here the chunks pass straight through, and the logged time is the whole
+    stream's, not the time to its headers.
+    """
+
+    def __init__(self, app: Any, metrics: Metrics, api: FastAPI) -> None:
+        self.app, self.metrics, self.api = app, metrics, api
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = Headers(scope=scope).get("x-request-id", "")
         request_id = given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
-        request.state.request_id = request_id
+        scope.setdefault("state", {})["request_id"] = request_id  # request.state.request_id
         started = time.perf_counter()
         status = 500
+        responded = False
+
+        async def send_tagged(message: dict) -> None:
+            nonlocal status, responded
+            if message["type"] == "http.response.start":
+                responded, status = True, message["status"]
+                headers = MutableHeaders(scope=message)
+                headers["X-Request-ID"] = request_id
+                if headers.get("content-type", "").startswith("application/json"):
+                    headers["X-Content-Type-Options"] = "nosniff"  # never sniffed as HTML
+            await send(message)
+
         try:
             try:
-                response = await call_next(request)
+                await self.app(scope, receive, send_tagged)
             except Exception as exc:
+                if responded:  # too late for a 500: the status line has gone out
+                    raise
                 # Answered here rather than by Starlette's outermost handler, which re-raises into
                 # uvicorn and so closes the client's keep-alive connection after the 500.
-                response = _unexpected(request, exc)
-            status = response.status_code
-            response.headers["X-Request-ID"] = request_id
-            if response.headers.get("content-type", "").startswith("application/json"):
-                response.headers["X-Content-Type-Options"] = "nosniff"  # never sniffed as HTML
-            return response
+                await _unexpected(Request(scope), exc)(scope, receive, send_tagged)
         finally:
             elapsed = time.perf_counter() - started
-            path = _route_label(request, app)
-            metrics.observe_request(request.method, path, status, elapsed)
+            request = Request(scope)
+            path = _route_label(request, self.api)
+            self.metrics.observe_request(request.method, path, status, elapsed)
             if not path.startswith(("/gradio_api/queue/data", "/gradio_api/heartbeat")):
                 log.info("%s %s %s %d %.3fs", request_id, request.method, path, status, elapsed)
 

@@ -521,6 +521,11 @@ def test_metrics(client, app):
     client.post("/v1/translate", content=b"{", headers={"content-type": "application/json"})
     sse_events(stream(client, "我们明天见。", "zh", "en", {"deterministic": True,
                                                              "max_new_tokens": 63}).text)
+    # A streamed request is counted when its stream has ended, a moment after the client read it.
+    posts = ("hymt_http_requests_total",
+             (("method", "POST"), ("route", "/v1/translate"), ("status", "200")))
+    assert wait_until(lambda: metric_samples(client.get("/metrics").text).get(posts, 0)
+                      - before.get(posts, 0) == 3, 5.0)
     r = client.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
     families = metric_families(r.text)
