@@ -18,7 +18,7 @@ from hunyuan_webui.errors import InputError
 
 DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
 DEVICES = ("auto", "cuda", "mps", "cpu")
-ENGINES = ("local", "openai")
+ENGINES = ("local", "process", "openai")
 ENV_PREFIX = "HYMT_"
 
 
@@ -36,8 +36,10 @@ class Settings:
     dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
                       "use bitsandbytes.", choices=DTYPES)
     device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
-    engine: str = _opt("local", "local = in this process; openai = an OpenAI-compatible server "
-                       "(vLLM, SGLang, transformers serve) at --endpoint.", choices=ENGINES)
+    engine: str = _opt("process", "process = the model runs in a child process of its own, so "
+                       "the web server does not share its GIL (faster under load); local = in "
+                       "this process; openai = an OpenAI-compatible server (vLLM, SGLang, "
+                       "transformers serve) at --endpoint.", choices=ENGINES)
     endpoint: str | None = _opt(None, "Base URL of the OpenAI-compatible server, e.g. "
                                 "http://127.0.0.1:8000/v1; several, comma-separated, share the "
                                 "load.")

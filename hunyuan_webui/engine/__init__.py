@@ -49,14 +49,20 @@ def get_engine(settings: Settings) -> Engine:
                     engine = ReplicaEngine([OpenAIEngine.from_settings(
                         spec, replace(settings, endpoint=url)) for url in urls])
             else:
-                from hunyuan_webui.engine.local import LocalEngine
+                kwargs = dict(dtype=settings.dtype, device=settings.device,
+                              max_batch_size=settings.max_batch_size,
+                              max_queued=settings.max_queued,
+                              max_new_tokens=settings.max_new_tokens,
+                              max_input_tokens=settings.max_input_tokens, warmup=settings.warmup,
+                              cpu_threads=settings.cpu_threads)
+                if settings.engine == "process":
+                    from hunyuan_webui.engine.process import ProcessEngine
 
-                engine = LocalEngine(
-                    spec, dtype=settings.dtype, device=settings.device,
-                    max_batch_size=settings.max_batch_size, max_queued=settings.max_queued,
-                    max_new_tokens=settings.max_new_tokens,
-                    max_input_tokens=settings.max_input_tokens, warmup=settings.warmup,
-                    cpu_threads=settings.cpu_threads)
+                    engine = ProcessEngine(spec, **kwargs)
+                else:
+                    from hunyuan_webui.engine.local import LocalEngine
+
+                    engine = LocalEngine(spec, **kwargs)
             _engines[key] = engine
         return engine
 

@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -91,6 +91,9 @@ class LocalEngine(Engine):
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
+        # Called on the scheduler thread after each pass (admission, prefill, a decoding step);
+        # the child side of :mod:`hunyuan_webui.engine.process` forwards the step's text from it.
+        self.after_step: Callable[[], None] | None = None
         self._limit_cpu_threads()
         self._thread = threading.Thread(target=self._main, name="hymt-engine", daemon=True)
         self._thread.start()
@@ -205,8 +208,11 @@ class LocalEngine(Engine):
             return
         with torch.inference_mode():
             while self._loop_once(block=True):
-                pass
+                if self.after_step is not None:
+                    self.after_step()
         self._finish_all("cancelled", None)
+        if self.after_step is not None:
+            self.after_step()
 
     def _fail(self, reason: str) -> None:
         self._reason = reason

@@ -1,0 +1,105 @@
+"""The engine in a child process (``--engine process``, the default): the same answers, streamed,
+cancelled and failed the way the in-process engine does them, across a pipe."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+
+import pytest
+from apphelpers import wait_until
+
+from hunyuan_webui import models
+from hunyuan_webui.bench_peers import build_checkpoint
+from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState, get_engine
+from hunyuan_webui.engine.process import ProcessEngine
+from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError
+from hunyuan_webui.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def child(demo_dir: str) -> Iterator[ProcessEngine]:
+    engine = ProcessEngine(models.resolve(demo_dir), device="cpu", max_new_tokens=64,
+                           max_queued=64, max_input_tokens=100)
+    status = engine.wait_ready(120)
+    assert status.state == EngineState.READY, status.reason
+    yield engine
+    engine.close()
+
+
+def test_every_demo_phrase_matches_the_in_process_engine(child, engine, phrases):
+    prompts = [p.prompt for p in phrases]
+    here = [s.result() for s in engine.submit(prompts, GREEDY)]
+    there = child.submit(prompts, GREEDY)
+    assert [s.result() for s in there] == here == [p.target for p in phrases]
+    assert all(s.finish_reason == "stop" for s in there)
+    status = child.status()
+    assert status.state == EngineState.READY and status.extra["process"] != os.getpid()
+
+
+def test_text_streams_in_pieces_with_its_usage(child, phrases):
+    longest = max(phrases, key=lambda p: len(p.target))
+    stream = child.stream(longest.prompt, GREEDY)
+    chunks = list(stream)
+    assert len(chunks) >= 3 and "".join(chunks) == stream.text == longest.target
+    assert stream.usage.prompt_tokens > 0 and stream.usage.completion_tokens >= len(chunks)
+    assert 0 < stream.usage.first_token_s <= stream.usage.latency_s
+    capped = child.stream(longest.prompt, DecodingOptions(deterministic=True, max_new_tokens=1))
+    assert longest.target.startswith(capped.result()) and capped.finish_reason == "length"
+    assert child.count_tokens("hello world") > 0
+
+
+def test_errors_come_back_as_the_same_kind(child, phrases):
+    with pytest.raises(InputTooLongError, match="tokens long"):
+        child.submit(["天气 " * 1000], GREEDY)
+    with pytest.raises(BusyError, match="busy") as busy:
+        child.submit([phrases[0].prompt] * 65, GREEDY)
+    assert busy.value.retry_after > 0 and busy.value.http_status == 503
+    assert child.generate(phrases[0].prompt, GREEDY) == phrases[0].target  # still serving
+
+
+@pytest.fixture()
+def endless(tmp_path) -> Iterator[ProcessEngine]:
+    model_dir = build_checkpoint(tmp_path / "endless", "tiny")  # its stop tokens never win
+    engine = ProcessEngine(models.resolve(str(model_dir)), device="cpu", max_new_tokens=4000)
+    assert engine.wait_ready(120).state == EngineState.READY
+    yield engine
+    engine.close()
+
+
+def test_cancel_stops_the_child_generating(endless):
+    stream = endless.stream("天气 " * 20, GREEDY)
+    chunks = iter(stream)
+    next(chunks), next(chunks)
+    stream.cancel()
+    assert wait_until(lambda: stream.done and endless.status().active == 0, 5)
+    assert stream.finish_reason == "cancelled"
+    steps = endless.status().extra["steps"]
+    time.sleep(0.3)  # time for steps that should not happen
+    assert endless.status().extra["steps"] == steps
+
+
+def test_a_child_that_dies_ends_its_streams_with_a_clear_error(endless):
+    stream = endless.stream("天气 " * 20, GREEDY)
+    next(iter(stream))
+    os.kill(endless.status().extra["process"], signal.SIGKILL)
+    assert wait_until(lambda: stream.done, 10)
+    assert stream.finish_reason == "error" and isinstance(stream.error, EngineError)
+    status = endless.status()
+    assert status.state == EngineState.FAILED and "stopped unexpectedly" in status.reason
+    with pytest.raises(EngineError, match="stopped unexpectedly"):
+        endless.submit(["x"], GREEDY)
+
+
+def test_the_default_engine_is_the_child_process_and_closes_cleanly(demo_dir):
+    settings = Settings(model=demo_dir, device="cpu", warmup=False)
+    assert settings.engine == "process"
+    engine = get_engine(settings)
+    try:
+        assert isinstance(engine, ProcessEngine)
+        assert engine.wait_ready(120).state == EngineState.READY
+    finally:
+        engine.close()
+    assert engine.status().state == EngineState.STOPPED
