@@ -39,12 +39,15 @@ def test_every_demo_phrase_matches_the_in_process_engine(child, engine, phrases)
     assert status.state == EngineState.READY and status.extra["process"] != os.getpid()
 
 
-def test_text_streams_in_pieces_with_its_usage(child, phrases):
+def test_text_streams_in_pieces_with_its_usage(child, engine, phrases):
     longest = max(phrases, key=lambda p: len(p.target))
+    here = engine.stream(longest.prompt, GREEDY)
+    here.result()
     stream = child.stream(longest.prompt, GREEDY)
     chunks = list(stream)
     assert len(chunks) >= 3 and "".join(chunks) == stream.text == longest.target
-    assert stream.usage.prompt_tokens > 0 and stream.usage.completion_tokens >= len(chunks)
+    assert stream.usage.prompt_tokens == here.usage.prompt_tokens > 0
+    assert stream.usage.completion_tokens == here.usage.completion_tokens
     assert 0 < stream.usage.first_token_s <= stream.usage.latency_s
     capped = child.stream(longest.prompt, DecodingOptions(deterministic=True, max_new_tokens=1))
     assert longest.target.startswith(capped.result()) and capped.finish_reason == "length"

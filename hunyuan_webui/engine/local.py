@@ -91,8 +91,8 @@ class LocalEngine(Engine):
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
-        # Called on the scheduler thread after each pass (admission, prefill, a decoding step);
-        # the child side of :mod:`hunyuan_webui.engine.process` forwards the step's text from it.
+        # Called on the scheduler thread after a prefill and after each pass; the child side of
+        # :mod:`hunyuan_webui.engine.process` forwards the new text from it.
         self.after_step: Callable[[], None] | None = None
         self._limit_cpu_threads()
         self._thread = threading.Thread(target=self._main, name="hymt-engine", daemon=True)
@@ -208,8 +208,7 @@ class LocalEngine(Engine):
             return
         with torch.inference_mode():
             while self._loop_once(block=True):
-                if self.after_step is not None:
-                    self.after_step()
+                pass
         self._finish_all("cancelled", None)
         if self.after_step is not None:
             self.after_step()
@@ -247,6 +246,8 @@ class LocalEngine(Engine):
             if admit:
                 self._prefill(admit)
             self._drop_finished()
+            if admit:
+                self._stepped()  # first tokens go out now, not after the next step too
             if self._rows:
                 self._decode_step()
                 self._drop_finished()
@@ -256,7 +257,12 @@ class LocalEngine(Engine):
                 if not seq.stream.done:
                     seq.stream.finish("error", _as_user_error(exc))
             self._finish_all("error", _as_user_error(exc))
+        self._stepped()
         return True
+
+    def _stepped(self) -> None:
+        if self.after_step is not None:
+            self.after_step()
 
     def _prefill(self, seqs: list[_Sequence]) -> None:
         from hunyuan_webui.engine.kvcache import growing_cache
