@@ -119,6 +119,8 @@ class ProcessEngine(Engine):
             with self._lock:
                 for key in keys:
                     self._streams.pop(key, None)
+            with contextlib.suppress(OSError, ValueError):  # admitted after all (a timeout)?
+                self._send(("cancel", keys))
             raise
         for stream, count in zip(streams, prompt_tokens):
             stream.usage.prompt_tokens = count
