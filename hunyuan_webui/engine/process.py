@@ -88,7 +88,8 @@ class ProcessEngine(Engine):
         self._kwargs = engine_kwargs
         context = multiprocessing.get_context("spawn")
         self._conn, child_end = context.Pipe()
-        self._process = context.Process(target=_child_main, args=(child_end, spec, engine_kwargs),
+        self._process = context.Process(target=_child_main,
+                                        args=(child_end, spec, engine_kwargs, _log_settings()),
                                         name="hymt-engine", daemon=True)
         self._process.start()
         child_end.close()
@@ -302,13 +303,29 @@ class _Forwarder:
             self.send(("step", deltas, ends))
 
 
-def _child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any]) -> None:
+def _log_settings() -> dict[str, Any]:
+    """The parent's logging choices, which a spawned child does not inherit."""
+    from transformers.utils import logging as hf_logging
+
+    return {"level": logging.getLogger().getEffectiveLevel(),
+            "transformers": hf_logging.get_verbosity(),
+            "progress_bars": hf_logging.is_progress_bar_enabled()}
+
+
+def _child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
+                log_settings: dict[str, Any]) -> None:
+    from transformers.utils import logging as hf_logging
+
     from hunyuan_webui.engine.local import LocalEngine
 
     # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
     # sends "close", or its end of the pipe closes when it exits).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=log_settings["level"],
+                        format="%(asctime)s %(levelname)s %(name)s [engine]: %(message)s")
+    hf_logging.set_verbosity(log_settings["transformers"])
+    if not log_settings["progress_bars"]:
+        hf_logging.disable_progress_bar()
     engine = LocalEngine(spec, **engine_kwargs)
     forward = _Forwarder(conn)
     engine.after_step = forward.flush
