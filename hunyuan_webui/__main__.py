@@ -19,18 +19,19 @@ def _translate(argv: Sequence[str]) -> int:
     from hunyuan_webui.engine import DecodingOptions, close_engines
     from hunyuan_webui.service import TranslationRequest, Translator
 
-    parser = argparse.ArgumentParser(
-        prog="python -m hunyuan_webui translate",
-        description="Translate TEXT (or standard input) and stream the result to the terminal.")
+    # One parser for this command's own arguments and every setting, so that a setting's value
+    # (``--model PATH``, ``--engine local``) is never taken for text to translate.
+    parser = settings_mod.build_parser("python -m hunyuan_webui translate")
+    parser.description = ("Translate TEXT (or standard input) and stream the result to the "
+                          "terminal.")
     parser.add_argument("--to", dest="target", required=True, help="Target language code.")
     parser.add_argument("--from", dest="source", default="auto",
                         help="Source language code, or auto (default) to detect it.")
     parser.add_argument("--deterministic", action="store_true",
                         help="Greedy decoding instead of the model card's sampling.")
     parser.add_argument("text", nargs="*", help="Text to translate (default: standard input).")
-    own, rest = parser.parse_known_args(argv)
-    base = settings_mod.build_parser("python -m hunyuan_webui translate")
-    settings, unknown = settings_mod.from_sources(rest, parser=base)
+    own, _ = parser.parse_known_args(argv)
+    settings, unknown = settings_mod.from_sources(argv, parser=parser)
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     from hunyuan_webui import languages
