@@ -1,0 +1,122 @@
+"""Translate uploaded files and give back the same kind of file with the same structure.
+
+:func:`translate_file` takes a file's name and bytes and a ``translate`` function (a batch of
+plain-text segments in, the same number of translations out) and returns a :class:`FileResult`.
+Every format is parsed with a maintained library, its human text is cut into sentences with
+:func:`hunyuan_webui.segment.split_document`, and **all** segments of the file go to ``translate``
+in one call, each distinct sentence once (repeated sentences are common in policy documents,
+subtitles and spreadsheets), before the file is rebuilt. Nothing is returned unless every segment
+was translated: an exception from ``translate`` propagates and no partial file exists.
+
+Formats:
+
+- ``.txt``: the text through ``split_document`` (layout kept byte for byte).
+- ``.md``: markdown-it-py finds the inline text; a parser hook records the source range of every
+  piece of text the ``text`` rule (and the one-character fallback) consumes, so code blocks,
+  inline code, link and image URLs, autolinks, HTML, link definitions, front matter and all markup
+  characters are never touched: the output is the input with only those text ranges replaced.
+  Image alt text is translated. Emphasis markers split a sentence into pieces (``This is
+  **very** good`` is sent as ``This is``, ``very``, ``good``), the price of never sending markup.
+- ``.srt``: parsed and validated with the ``srt`` library; indices, timings and positions are
+  copied from the input untouched. The lines of one cue are translated together (a sentence often
+  runs over two subtitle lines) and the translation is re-wrapped into at most the same number of
+  lines; dialogue cues (every line starts with ``-``) keep one line per speaker. Leading and
+  trailing ``<i>``/``{\\an8}`` tags of each line are kept in place.
+- ``.docx``: python-docx. Every paragraph of the body, tables (nested too), text boxes, headers,
+  footers, footnotes and endnotes. Trade-off chosen: text is translated per *formatting span* (a
+  run of consecutive ``w:r`` with identical run properties, not interrupted by a tab, break,
+  image or field), and the translation goes into the span's first text node. A paragraph in one
+  style (the usual case) is therefore translated whole, sentence by sentence, while a bold or
+  italic word keeps exactly its formatting (at the cost of being translated on its own). Images,
+  tabs, breaks, fields, bookmarks and comments anchors stay where they are. Comments and
+  SmartArt/chart text are not translated.
+- ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
+  default every column with prose in it) are translated. Rows and fields that are not translated
+  are copied byte for byte, and a translated field keeps its original quoting.
+
+Errors the user can fix raise :class:`InputError` (or ``InputTooLongError``) with a message that
+says what is wrong: unsupported extension, too large, content that does not match the extension,
+text that is not UTF-8, malformed SRT or CSV.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hunyuan_webui import languages
+from hunyuan_webui.errors import InputTooLongError
+from hunyuan_webui.files.common import (
+    SUPPORTED,
+    Batch,
+    TranslateFn,
+    decode,
+    extension,
+    output_name,
+    size,
+    txt_file,
+)
+from hunyuan_webui.files.markdown import markdown_file
+from hunyuan_webui.files.subtitles import srt_file
+from hunyuan_webui.files.tables import csv_file, read_table
+from hunyuan_webui.files.word import docx_file
+
+__all__ = ["SUPPORTED", "FileResult", "TranslateFn", "csv_columns", "translate_file"]
+
+DEFAULT_MAX_BYTES = 5_000_000
+
+
+@dataclass(frozen=True)
+class FileResult:
+    filename: str  # e.g. "report.en.docx"
+    data: bytes
+    segments: int  # number of (distinct) segments sent to translate
+
+
+# --------------------------------------------------------------------------------------------
+# Entry points
+
+
+def translate_file(
+    filename: str,
+    data: bytes,
+    translate: TranslateFn,
+    *,
+    lang: str | None = None,
+    target_lang: str = "en",
+    csv_columns: Sequence[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> FileResult:
+    """Translate one uploaded file, keeping its format and structure.
+
+    ``lang`` is the source language (None or "auto" when unknown; it only tunes sentence
+    splitting), ``target_lang`` names the output file (``report.docx`` -> ``report.en.docx``).
+    """
+    ext = extension(filename)
+    target = languages.normalize(target_lang)
+    if lang is not None and lang.strip().lower() not in ("", languages.AUTO):
+        lang = languages.normalize(lang)
+    else:
+        lang = None
+    if len(data) > max_bytes:
+        raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
+    batch = Batch(lang, sentence_gap=languages.sentence_gap(target))
+    if ext == ".docx":
+        finish = docx_file(data, batch, max_bytes)
+    elif ext == ".csv":
+        finish = csv_file(decode(data, ext), batch, csv_columns)
+    elif ext == ".srt":
+        finish = srt_file(decode(data, ext), batch)
+    elif ext == ".md":
+        finish = markdown_file(decode(data, ext), batch)
+    else:
+        finish = txt_file(decode(data, ext), batch)
+    rendered = batch.run(translate)
+    return FileResult(output_name(filename, target), finish(rendered), batch.sent)
+
+
+def csv_columns(data: bytes) -> list[str]:
+    """The header names of a CSV file (for the UI's column picker); [] for an empty file."""
+    text = decode(data, ".csv")
+    table = read_table(text.text)
+    return list(table.header) if table.header is not None else []

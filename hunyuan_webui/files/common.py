@@ -1,0 +1,163 @@
+"""What every format shares: the one batch of segments, file names and sizes, decoding text."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hunyuan_webui.errors import EngineError, InputError
+from hunyuan_webui.segment import DEFAULT_MAX_SEGMENT_CHARS, Document, split_document
+
+TranslateFn = Callable[[list[str]], list[str]]
+SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv"}
+# One line with its ending (any of \r\n, \r, \n), or a last line without one.
+LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+# --------------------------------------------------------------------------------------------
+# The batch: every segment of the file, deduplicated, in one call
+
+
+class Batch:
+    def __init__(self, lang: str | None, max_chars: int = DEFAULT_MAX_SEGMENT_CHARS,
+                 sentence_gap: str = "") -> None:
+        self.lang = lang
+        self.sentence_gap = sentence_gap
+        self.max_chars = max_chars
+        self.docs: list[Document] = []
+        self.sent = 0
+
+    def add_text(self, text: str) -> int:
+        return self.add(split_document(text, self.lang, self.max_chars))
+
+    def add(self, doc: Document) -> int:
+        self.docs.append(doc)
+        return len(self.docs) - 1
+
+    def run(self, translate: TranslateFn) -> list[str]:
+        unique = list(dict.fromkeys(s for d in self.docs for s in d.segments))
+        self.sent = len(unique)
+        if not unique:
+            return [d.text for d in self.docs]
+        result = translate(list(unique))
+        if isinstance(result, str | bytes) or not isinstance(result, Sequence):
+            raise EngineError("The translator returned something other than a list of texts.")
+        if len(result) != len(unique):
+            raise EngineError(
+                f"The translator returned {len(result)} translations for {len(unique)} segments."
+            )
+        if not all(isinstance(t, str) for t in result):
+            raise EngineError("The translator returned something other than text.")
+        table = {src: one_line(dst) for src, dst in zip(unique, result, strict=True)}
+        return [d.render([table[s] for s in d.segments], self.sentence_gap) for d in self.docs]
+
+
+_BREAKS_RE = re.compile(r"\s*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+\s*")
+
+
+def one_line(text: str) -> str:
+    """A segment never holds a line break, so neither may its translation (it would break the
+    structure of an SRT cue, a Markdown heading or a table row)."""
+    return _BREAKS_RE.sub(" ", text).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Names, sizes, encodings
+
+
+def extension(filename: str) -> str:
+    name = re.split(r"[\\/]", filename or "")[-1]
+    dot = name.rfind(".")
+    ext = name[dot:].lower() if dot > 0 else ""
+    if ext not in SUPPORTED:
+        shown = f"'{ext}'" if ext else "without an extension"
+        raise InputError(
+            f"Files {shown} are not supported. Upload one of: {', '.join(sorted(SUPPORTED))}."
+        )
+    return ext
+
+
+def output_name(filename: str, target: str) -> str:
+    name = re.split(r"[\\/]", filename)[-1]
+    dot = name.rfind(".")
+    return f"{name[:dot]}.{target}{name[dot:]}"
+
+
+def size(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if n >= 1000:
+        return f"{n / 1000:.0f} kB"
+    return f"{n} bytes"
+
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF8", "a GIF image"),
+    (b"%PDF", "a PDF document"),
+    (b"PK\x03\x04", "a zip archive (for example .docx or .xlsx)"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office document (.doc, .xls)"),
+    (b"{\\rtf", "an RTF document"),
+    (b"\x1f\x8b", "a gzip archive"),
+)
+
+
+def binary_kind(data: bytes) -> str | None:
+    for magic, kind in _MAGIC:
+        if data.startswith(magic):
+            return kind
+    return None
+
+
+@dataclass(frozen=True)
+class Text:
+    text: str
+    bom: bytes
+    codec: str
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.codec)
+
+
+def decode(data: bytes, ext: str) -> Text:
+    kind = binary_kind(data)
+    if kind:
+        raise InputError(f"This {ext} file is really {kind}, not a {ext} text file.")
+    if data.startswith(codecs.BOM_UTF8):
+        bom, codec, body = codecs.BOM_UTF8, "utf-8", data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        bom = data[:2]
+        codec = "utf-16-le" if bom == codecs.BOM_UTF16_LE else "utf-16-be"
+        body = data[2:]
+    else:
+        bom, codec, body = b"", "utf-8", data
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        raise InputError(
+            f"This {ext} file is not valid UTF-8 text (bad byte at position {exc.start + len(bom)})."
+            " Save it as UTF-8 and upload it again."
+        ) from None
+    if "\x00" in text:
+        raise InputError(f"This {ext} file contains binary data, not text.")
+    return Text(text, bom, codec)
+
+
+# --------------------------------------------------------------------------------------------
+# .txt
+
+Finish = Callable[[list[str]], bytes]
+
+
+def txt_file(src: Text, batch: Batch) -> Finish:
+    batch.add_text(src.text)
+    return lambda rendered: src.encode(rendered[0])
+
+
+
+def first_line(exc: Exception) -> str:
+    msg = str(exc).strip().splitlines()
+    return msg[0][:300] if msg else type(exc).__name__

@@ -1,0 +1,125 @@
+"""``.docx``: python-docx; text translated per formatting span, everything else kept."""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterable
+
+from hunyuan_webui.errors import InputError, InputTooLongError
+from hunyuan_webui.files.common import Batch, Finish, binary_kind, first_line
+from hunyuan_webui.segment import is_translatable
+
+# A .docx is a zip: refuse archives that inflate to more than this many times the upload limit.
+_ZIP_INFLATION_LIMIT = 20
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+_TRANSPARENT = {_W + "rPr", _W + "lastRenderedPageBreak", _W + "softHyphen", _W + "proofErr"}
+_TEXT_PARTS = re.compile(r"^/word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
+
+
+def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
+    if not data.startswith(b"PK\x03\x04"):
+        kind = binary_kind(data)
+        if kind and "old Office" in kind:
+            raise InputError("This is an old Word .doc file. Save it as .docx and upload it again.")
+        what = kind or "not a Word document"
+        raise InputError(f"This .docx file is {what}; expected a Word (.docx) document.")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputError(f"This .docx file is damaged: {first_line(exc)}") from None
+    if inflated > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
+        raise InputTooLongError("This .docx file unpacks to too much data.")
+
+    import docx
+    from docx.opc.part import XmlPart
+    from docx.oxml.parser import parse_xml
+    from lxml import etree
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+    except Exception as exc:  # python-docx raises many types for foreign or broken packages
+        raise InputError(
+            f"This .docx file cannot be opened as a Word document: {first_line(exc)}"
+        ) from None
+
+    roots, generic = [], []
+    for part in document.part.package.iter_parts():
+        if not _TEXT_PARTS.match(str(part.partname)):
+            continue
+        if isinstance(part, XmlPart):
+            roots.append(part.element)
+        else:
+            try:
+                root = parse_xml(part.blob)
+            except Exception:
+                continue
+            roots.append(root)
+            generic.append((part, root))
+
+    spans: list[tuple[list, int]] = []
+    for root in roots:
+        for p in root.iter(_W + "p"):
+            for nodes in _text_spans(p):
+                text = "".join(t.text or "" for t in nodes)
+                if is_translatable(text):
+                    spans.append((nodes, batch.add_text(text)))
+
+    def finish(rendered: list[str]) -> bytes:
+        for nodes, unit in spans:
+            first = nodes[0]
+            first.text = rendered[unit]
+            first.set(_XML_SPACE, "preserve")
+            for t in nodes[1:]:
+                t.text = ""
+        for part, root in generic:
+            part._blob = etree.tostring(
+                root, xml_declaration=True, encoding="UTF-8", standalone=True
+            )
+        buf = io.BytesIO()
+        document.save(buf)
+        return buf.getvalue()
+
+    return finish
+
+
+def _runs(p) -> Iterable:
+    """The runs of paragraph ``p`` in order, not descending into nested paragraphs."""
+    for child in p:
+        tag = child.tag
+        if tag == _W + "r":
+            yield child
+        elif tag == _W + "p" or not isinstance(tag, str):
+            continue
+        elif tag not in (_W + "pPr", _W + "rPr"):
+            yield from _runs(child)  # hyperlinks, insertions, smart tags, content controls
+
+
+def _text_spans(p) -> Iterable[list]:
+    """Groups of consecutive ``w:t`` with the same container and formatting, uninterrupted."""
+    from lxml import etree
+
+    current: list = []
+    parent, fmt = None, None
+    for r in _runs(p):
+        rpr = r.find(_W + "rPr")
+        # lxml returns the same proxy for a node while a reference to it lives: compare with `is`
+        r_parent, r_fmt = r.getparent(), etree.tostring(rpr) if rpr is not None else b""
+        if current and (r_parent is not parent or r_fmt != fmt):
+            yield current
+            current = []
+        parent, fmt = r_parent, r_fmt
+        for child in r:
+            if child.tag == _W + "t":
+                current.append(child)
+            elif child.tag not in _TRANSPARENT:
+                if current:
+                    yield current
+                current = []
+    if current:
+        yield current
