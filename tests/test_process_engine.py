@@ -15,7 +15,7 @@ from hunyuan_webui import models
 from hunyuan_webui.bench_peers import build_checkpoint
 from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState, get_engine
 from hunyuan_webui.engine.process import ProcessEngine
-from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError
+from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, NotReadyError
 from hunyuan_webui.settings import Settings
 
 
@@ -106,3 +106,18 @@ def test_the_default_engine_is_the_child_process_and_closes_cleanly(demo_dir):
     finally:
         engine.close()
     assert engine.status().state == EngineState.STOPPED
+
+
+def test_a_failed_load_in_the_child_explains_itself(tmp_path):
+    broken = tmp_path / "broken-model"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    engine = ProcessEngine(models.resolve(str(broken)), device="cpu")
+    try:
+        status = engine.wait_ready(120)
+        assert status.state == EngineState.FAILED
+        assert "--demo" in status.reason and "--model PATH" in status.reason
+        with pytest.raises(NotReadyError, match="could not be loaded"):
+            engine.submit(["hi"], GREEDY)
+    finally:
+        engine.close()
