@@ -37,13 +37,12 @@ import asyncio
 import contextlib
 import json
 import os
-import platform
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,383 +50,31 @@ from typing import Any
 import httpx
 
 from hunyuan_webui import bench_peers
-from hunyuan_webui.errors import TranslatorError
-from hunyuan_webui.prompts import translation_prompt
+from hunyuan_webui.bench_clients import (
+    Batch,
+    Client,
+    app_api_client,
+    baseline_client,
+    engine_client,
+    engine_counter,
+    gradio_client,
+    hf_cb_client,
+    openai_client,
+    prompt,
+    run_batch,
+)
+from hunyuan_webui.bench_report import (
+    machine_info,
+    report_markdown,
+    summarize,
+    target_checks,
+    update_doc,
+)
 
 SYSTEMS = ("baseline", "serve", "serve-cb", "app-gradio", "app-api", "engine", "hf-cb")
-APP_SYSTEMS = ("app-gradio", "app-api")
 PEER_OF = {"baseline": "baseline", "serve": "serve", "serve-cb": "serve-cb",
            "app-gradio": "app", "app-api": "app"}
-# Single sentences (one segment each, so the app makes exactly one engine sequence per request).
-SENTENCES: tuple[tuple[str, str, str], ...] = (
-    ("en", "zh", "The committee will publish its final report on the railway line next spring."),
-    ("zh", "en", "我们明天早上八点在火车站门口见面，然后一起去博物馆。"),
-    ("en", "fr", "Please keep your luggage with you at all times while you are in the station."),
-    ("en", "de", "Our small team has been working on this translation tool for almost two years."),
-    ("en", "ja", "If the weather is good tomorrow, we would like to visit the old castle."),
-    ("zh", "en", "这家餐厅的菜很好吃，但是周末的时候人特别多，需要提前预约。"),
-    ("en", "es", "The museum is open every day except Monday, from nine in the morning."),
-    ("en", "zh", "Thank you very much for your help with the move last weekend."),
-)
-TARGETS = {"throughput_vs_baseline": 3.0, "throughput_vs_serve": 1.5, "ttft_vs_engine": 1.3,
-           "cache_repeat_fraction": 0.05}
 WARMUP_FIRST = 10_000  # warm-up requests are numbered apart from the measured ones
-DOC_START, DOC_END = "<!-- bench:start -->", "<!-- bench:end -->"
-
-
-@dataclass(frozen=True)
-class Prompt:
-    text: str
-    source: str
-    target: str
-
-    @property
-    def message(self) -> str:
-        """The official Hunyuan-MT prompt: what every system's model sees as the user turn."""
-        return translation_prompt(self.text, self.source, self.target)
-
-
-def prompt(i: int) -> Prompt:
-    """Request ``i``: the sentences in turn, numbered so that no two requests are identical (the
-    app shares one engine sequence between identical requests in flight, which would flatter it)."""
-    source, target, text = SENTENCES[i % len(SENTENCES)]
-    label = f"第{i + 1}句：" if source == "zh" else f"Item {i + 1}: "
-    return Prompt(label + text, source, target)
-
-
-@dataclass
-class Sample:
-    """One request as its client saw it (times in seconds from sending it)."""
-
-    prompt: int
-    ok: bool = False
-    error: str = ""
-    ttft: float | None = None
-    latency: float | None = None
-    last_text: float | None = None
-    tokens: int | None = None  # completion tokens the system reported
-    prompt_tokens: int | None = None
-    engine_ttft: float | None = None  # the engine's own first-token time, where exposed
-    text: str = ""
-
-    def itl(self) -> float | None:
-        """Mean gap between tokens after the first text (None for one-shot answers)."""
-        if self.ttft is None or self.last_text is None or not self.tokens or self.tokens < 2:
-            return None
-        span = self.last_text - self.ttft
-        return span / (self.tokens - 1) if span > 0 else None
-
-
-# -- clients: one async callable per system, request number -> Sample ----------------------------
-Client = Callable[[int], Awaitable[Sample]]
-
-
-class _Timer:
-    def __init__(self, sample: Sample) -> None:
-        self.sample, self.start = sample, time.perf_counter()
-
-    def text(self, text: str) -> None:
-        """Note that visible text arrived (``text`` is the whole answer so far)."""
-        now = time.perf_counter() - self.start
-        if text and len(text) > len(self.sample.text):
-            if self.sample.ttft is None:
-                self.sample.ttft = now
-            self.sample.last_text = now
-            self.sample.text = text
-
-    def done(self) -> Sample:
-        self.sample.latency = time.perf_counter() - self.start
-        self.sample.ok = not self.sample.error
-        return self.sample
-
-
-async def _sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
-    """(event, data) pairs of a Server-Sent Events response; an HTTP error raises."""
-    if response.status_code != 200:
-        body = (await response.aread())[:300].decode(errors="replace")
-        raise httpx.HTTPStatusError(f"HTTP {response.status_code}: {body}",
-                                    request=response.request, response=response)
-    event = None
-    async for line in response.aiter_lines():
-        if line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            yield event, line[5:].strip()
-            event = None
-
-
-def app_api_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
-    async def call(i: int) -> Sample:
-        p, sample = prompt(i), Sample(i)
-        timer = _Timer(sample)
-        body = {"text": p.text, "source_lang": p.source, "target_lang": p.target, "stream": True,
-                "options": {"deterministic": True, "repetition_penalty": 1.0,
-                            "max_new_tokens": tokens}}
-        async with http.stream("POST", url + "/v1/translate", json=body) as response:
-            text = ""
-            async for event, data in _sse(response):
-                payload = json.loads(data)
-                if event == "error" or "error" in payload:
-                    sample.error = str(payload.get("error"))
-                elif payload.get("done"):
-                    usage = payload.get("usage", {})
-                    sample.tokens, sample.prompt_tokens = usage.get("completion_tokens"), \
-                        usage.get("prompt_tokens")
-                    sample.engine_ttft = usage.get("first_token_s")
-                else:
-                    text += payload.get("delta", "")
-                    timer.text(text)
-        return timer.done()
-
-    return call
-
-
-def gradio_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
-    """Gradio's REST protocol for ``/translate`` (what ``gradio_client`` and curl use)."""
-    async def call(i: int) -> Sample:
-        p, sample = prompt(i), Sample(i)
-        timer = _Timer(sample)
-        started = await http.post(url + "/gradio_api/call/translate",
-                                  json={"data": [p.text, p.source, p.target]})
-        event_id = started.raise_for_status().json()["event_id"]
-        async with http.stream("GET", f"{url}/gradio_api/call/translate/{event_id}") as response:
-            async for event, data in _sse(response):
-                if event in ("generating", "complete"):
-                    timer.text(json.loads(data)[0] or "")
-                elif event == "error":
-                    sample.error = data
-                if event in ("complete", "error"):
-                    break
-        return timer.done()
-
-    return call
-
-
-def openai_client(http: httpx.AsyncClient, url: str, tokens: int, model: str) -> Client:
-    """``transformers serve``'s streaming chat completions."""
-    async def call(i: int) -> Sample:
-        sample = Sample(i)
-        timer = _Timer(sample)
-        body = {"model": model, "stream": True, "max_tokens": tokens, "temperature": 0.0,
-                "messages": [{"role": "user", "content": prompt(i).message}]}
-        async with http.stream("POST", url + "/v1/chat/completions", json=body) as response:
-            text = ""
-            async for _, data in _sse(response):
-                if data == "[DONE]":
-                    break
-                chunk = json.loads(data)
-                if "error" in chunk:
-                    sample.error = str(chunk["error"])
-                    break
-                for choice in chunk.get("choices") or []:
-                    text += (choice.get("delta") or {}).get("content") or ""
-                timer.text(text)
-                if chunk.get("usage"):
-                    sample.tokens = chunk["usage"]["completion_tokens"]
-                    sample.prompt_tokens = chunk["usage"]["prompt_tokens"]
-        return timer.done()
-
-    return call
-
-
-def baseline_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
-    async def call(i: int) -> Sample:
-        sample = Sample(i)
-        timer = _Timer(sample)
-        response = await http.post(url + "/generate", json={"prompt": prompt(i).message,
-                                                            "max_new_tokens": tokens})
-        payload = response.json()
-        if response.status_code != 200:
-            sample.error = str(payload)
-        else:
-            timer.text(payload["text"])  # nothing is visible before the whole answer
-            sample.tokens, sample.prompt_tokens = payload["completion_tokens"], \
-                payload["prompt_tokens"]
-        return timer.done()
-
-    return call
-
-
-def engine_client(engine: Any, tokens: int) -> Client:
-    from hunyuan_webui.engine import DecodingOptions
-
-    options = DecodingOptions(deterministic=True, repetition_penalty=1.0, max_new_tokens=tokens)
-
-    async def call(i: int) -> Sample:
-        sample = Sample(i)
-        timer = _Timer(sample)
-        stream = engine.stream(prompt(i).message, options)
-        text = ""
-        async for chunk in stream:
-            text += chunk
-            timer.text(text)
-        sample.tokens, sample.prompt_tokens = stream.usage.completion_tokens, \
-            stream.usage.prompt_tokens
-        sample.engine_ttft = stream.usage.first_token_s
-        return timer.done()
-
-    return call
-
-
-def hf_cb_client(manager: Any, tokenizer: Any, tokens: int) -> Client:
-    """Streaming requests to an in-process ``ContinuousBatchingManager``."""
-    async def call(i: int) -> Sample:
-        sample = Sample(i)
-        timer = _Timer(sample)
-        ids = _render(tokenizer, prompt(i).message)
-        finished = asyncio.Event()
-
-        def on_output(output: Any) -> None:
-            if output.error:
-                sample.error = str(output.error)
-            timer.text(tokenizer.decode(output.generated_tokens, skip_special_tokens=True))
-            sample.tokens = len(output.generated_tokens)
-            if output.is_finished():
-                finished.set()
-
-        request_id = f"bench-{i}-{time.monotonic_ns()}"
-        manager.register_result_handler(request_id, on_output)
-        manager.add_request(ids, request_id=request_id, max_new_tokens=tokens, streaming=True)
-        await finished.wait()
-        sample.prompt_tokens = len(ids)
-        return timer.done()
-
-    return call
-
-
-def _render(tokenizer: Any, message: str) -> list[int]:
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": message}],
-                                        add_generation_prompt=True, tokenize=True,
-                                        return_dict=False)
-    return list(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "input_ids") else ids)
-
-
-# -- running a batch of requests ----------------------------------------------------------------
-@dataclass
-class Batch:
-    samples: list[Sample]
-    wall_s: float
-    engine_tokens: int | None = None  # the app's engine counter moved by this much
-
-
-async def run_batch(client: Client, concurrency: int, requests: int, first: int = 0,
-                    timeout: float = 900.0) -> Batch:
-    """``requests`` requests from ``concurrency`` closed-loop clients, bounded by ``timeout``."""
-    todo = iter(range(first, first + requests))
-    samples: list[Sample] = []
-
-    async def one_client() -> None:
-        for i in todo:
-            try:
-                samples.append(await client(i))
-            except (httpx.HTTPError, ValueError, KeyError, TranslatorError) as exc:
-                samples.append(Sample(i, error=f"{type(exc).__name__}: {exc}"))
-
-    started = time.perf_counter()
-    try:
-        await asyncio.wait_for(asyncio.gather(*(one_client() for _ in range(concurrency))),
-                               timeout)
-    except TimeoutError:  # what had not finished counts as failed; the run goes on
-        finished = {s.prompt for s in samples}
-        samples += [Sample(i, error=f"not finished within {timeout:.0f}s")
-                    for i in range(first, first + requests) if i not in finished]
-    return Batch(samples, time.perf_counter() - started)
-
-
-async def engine_counter(http: httpx.AsyncClient, url: str) -> int:
-    return int((await http.get(url + "/ready")).json()["tokens_generated"])
-
-
-# -- statistics --------------------------------------------------------------------------------
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """Linear-interpolated percentile (q in 0..100); None for no values."""
-    data = sorted(values)
-    if not data:
-        return None
-    pos = (len(data) - 1) * q / 100
-    low = int(pos)
-    high = min(low + 1, len(data) - 1)
-    return data[low] + (data[high] - data[low]) * (pos - low)
-
-
-@dataclass
-class Row:
-    system: str
-    clients: int
-    requests: int
-    failed: int
-    ttft_p50_ms: float | None
-    ttft_p95_ms: float | None
-    itl_p50_ms: float | None
-    tokens_per_s: float
-    requests_per_s: float
-    tokens_checked: bool  # every request generated exactly --tokens tokens
-    engine_ttft_p50_ms: float | None = None
-    errors: list[str] = field(default_factory=list)
-
-
-def summarize(system: str, clients: int, batches: list[Batch], tokens: int) -> Row:
-    """One table row from every batch of one system at one client count."""
-    samples = [s for b in batches for s in b.samples]
-    ok = [s for s in samples if s.ok]
-    wall = sum(b.wall_s for b in batches)
-    counted = [b.engine_tokens for b in batches]
-    if system == "app-gradio" and None not in counted:
-        per_request = sum(counted) / max(1, len(samples))  # the app's engine counter
-        for s in ok:
-            s.tokens = int(per_request) if per_request.is_integer() else None
-    checked = bool(ok) and len(ok) == len(samples) and all(s.tokens == tokens for s in ok)
-    produced = sum(s.tokens or 0 for s in ok)
-
-    def ms(values: list[float | None], q: float) -> float | None:
-        value = percentile([v for v in values if v is not None], q)
-        return None if value is None else round(1000 * value, 1)
-
-    return Row(
-        system=system, clients=clients, requests=len(samples), failed=len(samples) - len(ok),
-        ttft_p50_ms=ms([s.ttft for s in ok], 50), ttft_p95_ms=ms([s.ttft for s in ok], 95),
-        itl_p50_ms=ms([s.itl() for s in ok], 50),
-        tokens_per_s=round(produced / wall, 1) if wall else 0.0,
-        requests_per_s=round(len(ok) / wall, 2) if wall else 0.0,
-        tokens_checked=checked, engine_ttft_p50_ms=ms([s.engine_ttft for s in ok], 50),
-        errors=sorted({s.error for s in samples if s.error})[:3])
-
-
-def target_checks(rows: list[Row], cache: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The issue's targets, each with the measured ratio and whether it is met."""
-    by = {(r.system, r.clients): r for r in rows}
-    checks = []
-
-    def add(name: str, value: float | None, limit: float, higher_is_better: bool) -> None:
-        met = None if value is None else (value >= limit if higher_is_better else value <= limit)
-        checks.append({"target": name, "value": None if value is None else round(value, 3),
-                       "limit": limit, "met": met})
-
-    def ratio(a: float | None, b: float | None) -> float | None:
-        return a / b if a is not None and b else None
-
-    c = 8 if any(r.clients == 8 for r in rows) else max((r.clients for r in rows), default=0)
-    for app in APP_SYSTEMS:
-        mine = by.get((app, c))
-        if mine is None:
-            continue
-        base = by.get(("baseline", c))
-        add(f"{app} tokens/s at {c} clients / baseline", ratio(
-            mine.tokens_per_s, base.tokens_per_s if base else None),
-            TARGETS["throughput_vs_baseline"], True)
-        serves = [by[(s, c)].tokens_per_s for s in ("serve", "serve-cb") if (s, c) in by]
-        add(f"{app} tokens/s at {c} clients / best transformers serve", ratio(
-            mine.tokens_per_s, max(serves) if serves else None),
-            TARGETS["throughput_vs_serve"], True)
-        engine = by.get(("engine", 1))
-        single = by.get((app, 1))
-        add(f"{app} TTFT p50 at 1 client / engine's own first-token time", ratio(
-            single.ttft_p50_ms if single else None,
-            engine.engine_ttft_p50_ms if engine else None), TARGETS["ttft_vs_engine"], False)
-    if cache:
-        add("repeated identical request / first one (JSON API, cache on)",
-            cache.get("repeat_fraction"), TARGETS["cache_repeat_fraction"], False)
-    return checks
 
 
 # -- the systems under test ---------------------------------------------------------------------
@@ -626,105 +273,6 @@ def _say(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-# -- the report ---------------------------------------------------------------------------------
-COLUMNS = (("system", "system"), ("clients", "clients"), ("requests", "requests"),
-           ("ttft_p50_ms", "TTFT p50 ms"), ("ttft_p95_ms", "TTFT p95 ms"),
-           ("engine_ttft_p50_ms", "server TTFT p50 ms"), ("itl_p50_ms", "ITL p50 ms"),
-           ("tokens_per_s", "tokens/s"),
-           ("requests_per_s", "req/s"), ("tokens_checked", "tokens ok"))
-
-
-def markdown_table(rows: list[Row]) -> str:
-    lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |",
-             "|" + "|".join("---" if key == "system" else "---:" for key, _ in COLUMNS) + "|"]
-    for row in rows:
-        cells = []
-        for key, _ in COLUMNS:
-            value = getattr(row, key)
-            if key == "tokens_checked":
-                value = "yes" if value else "**NO**"
-            elif key == "requests" and row.failed:
-                value = f"{value} ({row.failed} failed)"
-            cells.append("—" if value is None else str(value))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def targets_markdown(checks: list[dict[str, Any]]) -> str:
-    lines = ["| target | measured | goal | met |", "|---|---:|---:|---|"]
-    for check in checks:
-        sign = "≥" if "tokens/s" in check["target"] else "≤"
-        met = {True: "yes", False: "**no**", None: "n/a"}[check["met"]]
-        lines.append(f"| {check['target']} | {check['value']} | {sign} {check['limit']} | {met} |")
-    return "\n".join(lines)
-
-
-def report_markdown(result: dict[str, Any]) -> str:
-    rows = [Row(**r) for r in result["rows"]]
-    meta, model = result["machine"], result["model"]
-    parts = [
-        f"Command: `{result['command']}`",
-        "",
-        f"Run {result['started']} on {meta['cpus']} CPUs ({meta['processor']}), device "
-        f"{result['settings']['device']}, torch {meta['torch']}, transformers "
-        f"{meta['transformers']}; load average {meta['load_before']} before, "
-        f"{meta['load_after']} after; {result['duration_s']:.0f}s in all.",
-        f"Model: random-weight HunYuanDenseV1 `{model.get('size', '?')}` "
-        f"({model.get('params', 0) / 1e6:.1f}M params); {result['settings']['tokens']} generated "
-        f"tokens per request; {result['settings']['rounds']} interleaved round(s).",
-        "",
-        markdown_table(rows),
-    ]
-    if result["targets"]:
-        parts += ["", targets_markdown(result["targets"])]
-    by = {(r.system, r.clients): r for r in rows}
-    paged = [f"{c} clients {by[('engine', c)].tokens_per_s / by[('hf-cb', c)].tokens_per_s:.2f}x"
-             for c in result["settings"]["concurrency"]
-             if ("engine", c) in by and ("hf-cb", c) in by and by[("hf-cb", c)].tokens_per_s]
-    if paged:
-        parts += ["", "Padded dynamic batch (engine) vs transformers' paged continuous batching "
-                      "(hf-cb), both in-process, tokens/s: " + ", ".join(paged) + "."]
-    cache = result.get("cache_check")
-    if cache:
-        repeats = ", ".join(f"{1000 * x:.1f}" for x in cache["repeat_s"])
-        parts += ["", f"Cache check (JSON API, cache on): the second identical request took "
-                      f"{100 * cache['repeat_fraction']:.2f}% of the first one's time (first "
-                      f"{cache['first_s'] * 1000:.0f} ms for {cache['answer_tokens']} tokens; "
-                      f"repeats {repeats} ms); model called once: "
-                      f"{'yes' if cache['model_called_once'] else 'NO'}; same text: "
-                      f"{'yes' if cache['same_text'] else 'NO'}."]
-    agree = prompts_agree(result.get("prompt_tokens", {}))
-    parts += ["", f"Prompt lengths reported by {', '.join(sorted(result.get('prompt_tokens', {})))}"
-                  f" agree token for token: {'yes' if agree else 'NO'}."]
-    if result.get("skipped"):
-        parts += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items())]
-    return "\n".join(parts)
-
-
-def update_doc(path: Path, block: str) -> None:
-    """Replace the text between the bench markers in ``path`` (or append a marked block)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    marked = f"{DOC_START}\n{block}\n{DOC_END}"
-    if DOC_START in text and DOC_END in text:
-        head, rest = text.split(DOC_START, 1)
-        text = head + marked + rest.split(DOC_END, 1)[1]
-    else:
-        text = text.rstrip() + ("\n\n" if text else "") + marked + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
-def machine_info(load_before: tuple[float, ...]) -> dict[str, Any]:
-    import torch
-    import transformers
-
-    return {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(), "torch": torch.__version__,
-            "transformers": transformers.__version__, "threads": torch.get_num_threads(),
-            "load_before": [round(x, 2) for x in load_before],
-            "load_after": [round(x, 2) for x in os.getloadavg()]}
-
-
 # -- the command line ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -861,15 +409,6 @@ def _prompt_tokens(batches: dict[tuple[str, int], list[Batch]]) -> dict[str, dic
                 seen.setdefault(system, {}).setdefault(sample.prompt, set()).add(
                     sample.prompt_tokens)
     return {system: {i: sorted(v) for i, v in sorted(per.items())} for system, per in seen.items()}
-
-
-def prompts_agree(prompt_tokens: dict[str, dict[Any, list[int]]]) -> bool:
-    """Whether every system that reports prompt lengths saw each prompt as the same tokens."""
-    merged: dict[str, set[int]] = {}
-    for per_prompt in prompt_tokens.values():
-        for prompt_index, lengths in per_prompt.items():
-            merged.setdefault(str(prompt_index), set()).update(lengths)
-    return all(len(lengths) == 1 for lengths in merged.values())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

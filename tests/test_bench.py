@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hunyuan_webui import bench
+from hunyuan_webui import bench_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,7 +34,7 @@ def test_help_lists_the_options() -> None:
 @pytest.mark.slow
 def test_tiny_run_writes_json_and_counts_every_token(tmp_path: Path) -> None:
     out, doc = tmp_path / "bench.json", tmp_path / "PERFORMANCE.md"
-    doc.write_text(f"# Performance\n\n{bench.DOC_START}\nold\n{bench.DOC_END}\n\nKept.\n")
+    doc.write_text(f"# Performance\n\n{bench_report.DOC_START}\nold\n{bench_report.DOC_END}\n\nKept.\n")
     done = run_bench("--size", "tiny", "--systems", "engine,app-api", "--concurrency", "1",
                      "--rounds", "1", "--min-requests", "2", "--tokens", "4", "--threads", "1",
                      "--no-cache-check", "--out", str(out), "--doc", str(doc))
@@ -54,20 +54,20 @@ def test_tiny_run_writes_json_and_counts_every_token(tmp_path: Path) -> None:
 
 
 def test_percentile_interpolates() -> None:
-    assert bench.percentile([], 50) is None
-    assert bench.percentile([3.0], 95) == 3.0
-    assert bench.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
-    assert bench.percentile([4.0, 1.0, 3.0, 2.0], 100) == 4.0
+    assert bench_report.percentile([], 50) is None
+    assert bench_report.percentile([3.0], 95) == 3.0
+    assert bench_report.percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert bench_report.percentile([4.0, 1.0, 3.0, 2.0], 100) == 4.0
 
 
 def test_targets_compare_the_app_with_the_baseline_and_the_best_serve() -> None:
     def row(system: str, clients: int, tps: float, ttft: float | None = None,
-            engine_ttft: float | None = None) -> bench.Row:
-        return bench.Row(system, clients, 8, 0, ttft, ttft, None, tps, 1.0, True, engine_ttft)
+            engine_ttft: float | None = None) -> bench_report.Row:
+        return bench_report.Row(system, clients, 8, 0, ttft, ttft, None, tps, 1.0, True, engine_ttft)
 
     rows = [row("baseline", 8, 10), row("serve", 8, 20), row("serve-cb", 8, 40),
             row("app-api", 8, 61), row("app-api", 1, 5, ttft=120), row("engine", 1, 6, 90, 100)]
-    checks = {c["target"]: c for c in bench.target_checks(rows, {"repeat_fraction": 0.01})}
+    checks = {c["target"]: c for c in bench_report.target_checks(rows, {"repeat_fraction": 0.01})}
     assert checks["app-api tokens/s at 8 clients / baseline"]["value"] == 6.1
     assert checks["app-api tokens/s at 8 clients / best transformers serve"]["met"] is True
     ttft = checks["app-api TTFT p50 at 1 client / engine's own first-token time"]

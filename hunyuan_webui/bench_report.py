@@ -1,0 +1,217 @@
+"""The benchmark's numbers: percentiles, one :class:`Row` per system and client count, the
+target ratios, and the markdown report written into docs/PERFORMANCE.md."""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hunyuan_webui.bench_clients import Batch
+
+APP_SYSTEMS = ("app-gradio", "app-api")
+TARGETS = {"throughput_vs_baseline": 3.0, "throughput_vs_serve": 1.5, "ttft_vs_engine": 1.3,
+           "cache_repeat_fraction": 0.05}
+DOC_START, DOC_END = "<!-- bench:start -->", "<!-- bench:end -->"
+
+
+# -- statistics --------------------------------------------------------------------------------
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100); None for no values."""
+    data = sorted(values)
+    if not data:
+        return None
+    pos = (len(data) - 1) * q / 100
+    low = int(pos)
+    high = min(low + 1, len(data) - 1)
+    return data[low] + (data[high] - data[low]) * (pos - low)
+
+
+@dataclass
+class Row:
+    system: str
+    clients: int
+    requests: int
+    failed: int
+    ttft_p50_ms: float | None
+    ttft_p95_ms: float | None
+    itl_p50_ms: float | None
+    tokens_per_s: float
+    requests_per_s: float
+    tokens_checked: bool  # every request generated exactly --tokens tokens
+    engine_ttft_p50_ms: float | None = None
+    errors: list[str] = field(default_factory=list)
+
+
+def summarize(system: str, clients: int, batches: list[Batch], tokens: int) -> Row:
+    """One table row from every batch of one system at one client count."""
+    samples = [s for b in batches for s in b.samples]
+    ok = [s for s in samples if s.ok]
+    wall = sum(b.wall_s for b in batches)
+    counted = [b.engine_tokens for b in batches]
+    if system == "app-gradio" and None not in counted:
+        per_request = sum(counted) / max(1, len(samples))  # the app's engine counter
+        for s in ok:
+            s.tokens = int(per_request) if per_request.is_integer() else None
+    checked = bool(ok) and len(ok) == len(samples) and all(s.tokens == tokens for s in ok)
+    produced = sum(s.tokens or 0 for s in ok)
+
+    def ms(values: list[float | None], q: float) -> float | None:
+        value = percentile([v for v in values if v is not None], q)
+        return None if value is None else round(1000 * value, 1)
+
+    return Row(
+        system=system, clients=clients, requests=len(samples), failed=len(samples) - len(ok),
+        ttft_p50_ms=ms([s.ttft for s in ok], 50), ttft_p95_ms=ms([s.ttft for s in ok], 95),
+        itl_p50_ms=ms([s.itl() for s in ok], 50),
+        tokens_per_s=round(produced / wall, 1) if wall else 0.0,
+        requests_per_s=round(len(ok) / wall, 2) if wall else 0.0,
+        tokens_checked=checked, engine_ttft_p50_ms=ms([s.engine_ttft for s in ok], 50),
+        errors=sorted({s.error for s in samples if s.error})[:3])
+
+
+def target_checks(rows: list[Row], cache: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The issue's targets, each with the measured ratio and whether it is met."""
+    by = {(r.system, r.clients): r for r in rows}
+    checks = []
+
+    def add(name: str, value: float | None, limit: float, higher_is_better: bool) -> None:
+        met = None if value is None else (value >= limit if higher_is_better else value <= limit)
+        checks.append({"target": name, "value": None if value is None else round(value, 3),
+                       "limit": limit, "met": met})
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return a / b if a is not None and b else None
+
+    c = 8 if any(r.clients == 8 for r in rows) else max((r.clients for r in rows), default=0)
+    for app in APP_SYSTEMS:
+        mine = by.get((app, c))
+        if mine is None:
+            continue
+        base = by.get(("baseline", c))
+        add(f"{app} tokens/s at {c} clients / baseline", ratio(
+            mine.tokens_per_s, base.tokens_per_s if base else None),
+            TARGETS["throughput_vs_baseline"], True)
+        serves = [by[(s, c)].tokens_per_s for s in ("serve", "serve-cb") if (s, c) in by]
+        add(f"{app} tokens/s at {c} clients / best transformers serve", ratio(
+            mine.tokens_per_s, max(serves) if serves else None),
+            TARGETS["throughput_vs_serve"], True)
+        engine = by.get(("engine", 1))
+        single = by.get((app, 1))
+        add(f"{app} TTFT p50 at 1 client / engine's own first-token time", ratio(
+            single.ttft_p50_ms if single else None,
+            engine.engine_ttft_p50_ms if engine else None), TARGETS["ttft_vs_engine"], False)
+    if cache:
+        add("repeated identical request / first one (JSON API, cache on)",
+            cache.get("repeat_fraction"), TARGETS["cache_repeat_fraction"], False)
+    return checks
+
+
+# -- the report ---------------------------------------------------------------------------------
+COLUMNS = (("system", "system"), ("clients", "clients"), ("requests", "requests"),
+           ("ttft_p50_ms", "TTFT p50 ms"), ("ttft_p95_ms", "TTFT p95 ms"),
+           ("engine_ttft_p50_ms", "server TTFT p50 ms"), ("itl_p50_ms", "ITL p50 ms"),
+           ("tokens_per_s", "tokens/s"),
+           ("requests_per_s", "req/s"), ("tokens_checked", "tokens ok"))
+
+
+def markdown_table(rows: list[Row]) -> str:
+    lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |",
+             "|" + "|".join("---" if key == "system" else "---:" for key, _ in COLUMNS) + "|"]
+    for row in rows:
+        cells = []
+        for key, _ in COLUMNS:
+            value = getattr(row, key)
+            if key == "tokens_checked":
+                value = "yes" if value else "**NO**"
+            elif key == "requests" and row.failed:
+                value = f"{value} ({row.failed} failed)"
+            cells.append("—" if value is None else str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def targets_markdown(checks: list[dict[str, Any]]) -> str:
+    lines = ["| target | measured | goal | met |", "|---|---:|---:|---|"]
+    for check in checks:
+        sign = "≥" if "tokens/s" in check["target"] else "≤"
+        met = {True: "yes", False: "**no**", None: "n/a"}[check["met"]]
+        lines.append(f"| {check['target']} | {check['value']} | {sign} {check['limit']} | {met} |")
+    return "\n".join(lines)
+
+
+def report_markdown(result: dict[str, Any]) -> str:
+    rows = [Row(**r) for r in result["rows"]]
+    meta, model = result["machine"], result["model"]
+    parts = [
+        f"Command: `{result['command']}`",
+        "",
+        f"Run {result['started']} on {meta['cpus']} CPUs ({meta['processor']}), device "
+        f"{result['settings']['device']}, torch {meta['torch']}, transformers "
+        f"{meta['transformers']}; load average {meta['load_before']} before, "
+        f"{meta['load_after']} after; {result['duration_s']:.0f}s in all.",
+        f"Model: random-weight HunYuanDenseV1 `{model.get('size', '?')}` "
+        f"({model.get('params', 0) / 1e6:.1f}M params); {result['settings']['tokens']} generated "
+        f"tokens per request; {result['settings']['rounds']} interleaved round(s).",
+        "",
+        markdown_table(rows),
+    ]
+    if result["targets"]:
+        parts += ["", targets_markdown(result["targets"])]
+    by = {(r.system, r.clients): r for r in rows}
+    paged = [f"{c} clients {by[('engine', c)].tokens_per_s / by[('hf-cb', c)].tokens_per_s:.2f}x"
+             for c in result["settings"]["concurrency"]
+             if ("engine", c) in by and ("hf-cb", c) in by and by[("hf-cb", c)].tokens_per_s]
+    if paged:
+        parts += ["", "Padded dynamic batch (engine) vs transformers' paged continuous batching "
+                      "(hf-cb), both in-process, tokens/s: " + ", ".join(paged) + "."]
+    cache = result.get("cache_check")
+    if cache:
+        repeats = ", ".join(f"{1000 * x:.1f}" for x in cache["repeat_s"])
+        parts += ["", f"Cache check (JSON API, cache on): the second identical request took "
+                      f"{100 * cache['repeat_fraction']:.2f}% of the first one's time (first "
+                      f"{cache['first_s'] * 1000:.0f} ms for {cache['answer_tokens']} tokens; "
+                      f"repeats {repeats} ms); model called once: "
+                      f"{'yes' if cache['model_called_once'] else 'NO'}; same text: "
+                      f"{'yes' if cache['same_text'] else 'NO'}."]
+    agree = prompts_agree(result.get("prompt_tokens", {}))
+    parts += ["", f"Prompt lengths reported by {', '.join(sorted(result.get('prompt_tokens', {})))}"
+                  f" agree token for token: {'yes' if agree else 'NO'}."]
+    if result.get("skipped"):
+        parts += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items())]
+    return "\n".join(parts)
+
+
+def update_doc(path: Path, block: str) -> None:
+    """Replace the text between the bench markers in ``path`` (or append a marked block)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    marked = f"{DOC_START}\n{block}\n{DOC_END}"
+    if DOC_START in text and DOC_END in text:
+        head, rest = text.split(DOC_START, 1)
+        text = head + marked + rest.split(DOC_END, 1)[1]
+    else:
+        text = text.rstrip() + ("\n\n" if text else "") + marked + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def machine_info(load_before: tuple[float, ...]) -> dict[str, Any]:
+    import torch
+    import transformers
+
+    return {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "transformers": transformers.__version__, "threads": torch.get_num_threads(),
+            "load_before": [round(x, 2) for x in load_before],
+            "load_after": [round(x, 2) for x in os.getloadavg()]}
+
+def prompts_agree(prompt_tokens: dict[str, dict[Any, list[int]]]) -> bool:
+    """Whether every system that reports prompt lengths saw each prompt as the same tokens."""
+    merged: dict[str, set[int]] = {}
+    for per_prompt in prompt_tokens.values():
+        for prompt_index, lengths in per_prompt.items():
+            merged.setdefault(str(prompt_index), set()).update(lengths)
+    return all(len(lengths) == 1 for lengths in merged.values())
