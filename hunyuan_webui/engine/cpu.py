@@ -65,7 +65,8 @@ def tune_linears(model: Any) -> str:
             packed = torch.ops.mkldnn._reorder_linear_weight(module.weight.detach(), None)
             module.__class__ = TunedLinear
             module.packed = packed
-    except RuntimeError as exc:  # an unusual build of torch: keep the transposed weights only
+        _check(linears[0])
+    except (RuntimeError, AttributeError) as exc:  # a torch build without these oneDNN ops
         for module in linears:
             if isinstance(module, TunedLinear):
                 module.__class__ = torch.nn.Linear
@@ -74,6 +75,16 @@ def tune_linears(model: Any) -> str:
         return f"{len(linears)} weights stored transposed"
     return (f"{len(linears)} weights stored transposed, with oneDNN copies for "
             f"{PACKED_ROWS.start}-{PACKED_ROWS.stop - 1} rows (+{size / 2**20:.0f} MiB)")
+
+
+def _check(module: TunedLinear) -> None:
+    """The oneDNN path must give the BLAS's answer (to rounding) before it is trusted."""
+    with torch.inference_mode():
+        x = torch.randn(4, module.in_features, generator=torch.Generator().manual_seed(0))
+        got = module(x)
+        want = F.linear(x, module.weight, module.bias)
+    if not torch.allclose(got, want, rtol=1e-3, atol=1e-4):
+        raise RuntimeError("oneDNN and the BLAS disagree on a test multiply")
 
 
 def _free_memory() -> int | None:
