@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -63,18 +64,32 @@ class _Sequence:
     generated: list[int] = field(default_factory=list)
 
 
+@dataclass
+class _Prefill:
+    """A group of sequences whose prompts are being read, one chunk of columns per pass."""
+
+    seqs: list[_Sequence]
+    input_ids: torch.Tensor  # [rows, width], left-padded
+    mask: torch.Tensor
+    positions: torch.Tensor
+    cache: Any
+    done: int = 0  # columns read so far
+
+
 class LocalEngine(Engine):
     """Loads ``spec`` in a background thread, warms it, then serves batched streams."""
 
     def __init__(self, spec: ModelSpec, *, dtype: str = "auto", device: str = "auto",
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
-                 max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0) -> None:
+                 max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0,
+                 prefill_chunk_tokens: int = 512) -> None:
         self.spec = spec
         self.model_id = spec.id
         self.max_batch_size = max_batch_size
         self.max_queued = max_queued
         self.max_new_tokens = max_new_tokens
         self.max_prompt_tokens = max_input_tokens + PROMPT_OVERHEAD_TOKENS
+        self.prefill_chunk_tokens = max(1, prefill_chunk_tokens)
         self._requested = (dtype, device)
         self._warmup = warmup
         self._cpu_threads = cpu_threads
@@ -84,6 +99,7 @@ class LocalEngine(Engine):
         self._cond = threading.Condition()
         self._pending: collections.deque[_Sequence] = collections.deque()
         self._rows: list[_Sequence] = []
+        self._prefilling: _Prefill | None = None  # owned by the scheduler thread
         self._cache: object | None = None
         self._mask: torch.Tensor | None = None
         self._next: torch.Tensor | None = None
@@ -91,6 +107,7 @@ class LocalEngine(Engine):
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
+        self._pass_at = time.monotonic()  # when the scheduler last finished a pass
         # Called on the scheduler thread after a prefill and after each pass; the child side of
         # :mod:`hunyuan_webui.engine.process` forwards the new text from it.
         self.after_step: Callable[[], None] | None = None
@@ -116,13 +133,18 @@ class LocalEngine(Engine):
     def status(self) -> EngineStatus:
         loaded = self._loaded
         with self._cond:
-            active, queued = len(self._rows), len(self._pending)
+            prefilling = self._prefilling
+            active = len(self._rows) + (len(prefilling.seqs) if prefilling else 0)
+            queued = len(self._pending)
+        # How long the scheduler has been inside one pass while it had work: a watchdog's input.
+        stalled = time.monotonic() - self._pass_at if active or queued else 0.0
         return EngineStatus(
             state=self._state, model=self.model_id, reason=self._reason,
             device=str(loaded.device) if loaded else self._requested[1],
             dtype=loaded.dtype if loaded else self._requested[0],
             active=active, queued=queued, max_batch_size=self.max_batch_size,
-            tokens_generated=self.tokens_generated, extra={"steps": self.steps},
+            tokens_generated=self.tokens_generated,
+            extra={"steps": self.steps, "stalled_s": round(stalled, 3)},
         )
 
     def count_tokens(self, text: str) -> int:
@@ -228,43 +250,84 @@ class LocalEngine(Engine):
         log.info("warm-up took %.2fs", time.perf_counter() - started)
 
     def _loop_once(self, block: bool) -> bool:
-        """Admit waiting sequences, then decode one step. False when closing."""
+        """Prefill what fits in one chunk's token budget, then decode one step. False when closing.
+
+        Prompts that fit the budget are read whole, together, in this pass. A longer one is read
+        a chunk per pass between decoding steps (only one such at a time), so neither it nor a
+        long queue holds up the rows already running or the short prompts that arrive meanwhile.
+
+        Locking: ``_cond`` guards the queue and the batch's membership. Streams are finished (which
+        runs their observers: the service's bookkeeping, cache writes) only after it is released.
+        """
         with self._cond:
-            while block and not self._closing and not self._pending and not self._rows:
+            while (block and not self._closing and not self._pending and not self._rows
+                   and self._prefilling is None):
                 self._cond.wait()
             if self._closing:
                 return False
-            room = self.max_batch_size - len(self._rows)
-            admit: list[_Sequence] = []
-            while self._pending and len(admit) < room:
-                seq = self._pending.popleft()
-                if seq.stream.cancelled:
-                    seq.stream.finish("cancelled")
-                else:
-                    admit.append(seq)
+            short, long, dropped = self._admit()
+        for seq in dropped:
+            seq.stream.finish("cancelled")
         try:
-            if admit:
-                self._prefill(admit)
+            merged = False
+            if long is not None:
+                group = self._start_prefill([long])
+                with self._cond:
+                    self._prefilling = group
+            if short:
+                merged = self._prefill_chunk(self._start_prefill(short))
+            if self._prefilling is not None:
+                merged = self._prefill_chunk(self._prefilling) or merged
             self._drop_finished()
-            if admit:
+            if merged:
                 self._stepped()  # first tokens go out now, not after the next step too
             if self._rows:
                 self._decode_step()
                 self._drop_finished()
         except Exception as exc:  # out of memory or a bug: fail these requests, keep serving
             log.exception("decoding failed")
-            for seq in admit:
+            for seq in [*short, *([long] if long else [])]:  # admitted, maybe never grouped
                 if not seq.stream.done:
                     seq.stream.finish("error", _as_user_error(exc))
             self._finish_all("error", _as_user_error(exc))
+        self._pass_at = time.monotonic()
         self._stepped()
         return True
+
+    def _admit(self) -> tuple[list[_Sequence], _Sequence | None, list[_Sequence]]:
+        """Take from the queue, in order and within the free rows: prompts that fit one chunk's
+        token budget together, one longer prompt if none is being read, and the cancelled ones
+        met on the way. A long prompt that must wait lets shorter ones behind it go first.
+        Called with ``_cond`` held."""
+        budget = self.prefill_chunk_tokens
+        room = self.max_batch_size - len(self._rows) - (
+            len(self._prefilling.seqs) if self._prefilling else 0)
+        short: list[_Sequence] = []
+        long: _Sequence | None = None
+        dropped: list[_Sequence] = []
+        width = 0
+        for seq in list(self._pending):
+            if len(short) + (long is not None) >= room:
+                break
+            if seq.stream.cancelled:
+                dropped.append(seq)
+            elif len(seq.prompt_ids) > budget:
+                if long is not None or self._prefilling is not None:
+                    continue
+                long = seq
+            elif max(width, len(seq.prompt_ids)) * (len(short) + 1) <= budget:
+                width = max(width, len(seq.prompt_ids))
+                short.append(seq)
+            else:
+                break
+            self._pending.remove(seq)
+        return short, long, dropped
 
     def _stepped(self) -> None:
         if self.after_step is not None:
             self.after_step()
 
-    def _prefill(self, seqs: list[_Sequence]) -> None:
+    def _start_prefill(self, seqs: list[_Sequence]) -> _Prefill:
         from hunyuan_webui.engine.kvcache import growing_cache
 
         loaded = self._require_loaded()
@@ -279,13 +342,29 @@ class LocalEngine(Engine):
             input_ids[row, width - n:] = torch.tensor(seq.prompt_ids, device=device)
             mask[row, width - n:] = 1
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        cache = growing_cache(loaded.model.config)
-        out = loaded.model(input_ids=input_ids, attention_mask=mask, position_ids=positions,
-                           past_key_values=cache, use_cache=True, logits_to_keep=1)
+        return _Prefill(seqs, input_ids, mask, positions, growing_cache(loaded.model.config))
+
+    def _prefill_chunk(self, group: _Prefill) -> bool:
+        """Read the next chunk of ``group``'s prompts; after the last one, choose each row's first
+        token and merge the group into the running batch (True)."""
+        model = self._require_loaded().model
+        width = group.input_ids.shape[1]
+        end = min(width, group.done + max(1, self.prefill_chunk_tokens // len(group.seqs)))
+        out = model(input_ids=group.input_ids[:, group.done:end],
+                    attention_mask=group.mask[:, :end], position_ids=group.positions[:, group.done:end],
+                    past_key_values=group.cache, use_cache=True, logits_to_keep=1)
+        group.done = end
+        if end < width:
+            return False
         logits = out.logits[:, -1, :].float()
-        seen = seen_mask(input_ids, mask, logits.shape[-1])
-        tokens = self._choose(seqs, logits, seen)
-        self._merge(seqs, cache, mask, torch.tensor(tokens, dtype=torch.long, device=device), seen)
+        seen = seen_mask(group.input_ids, group.mask, logits.shape[-1])
+        tokens = self._choose(group.seqs, logits, seen)
+        with self._cond:
+            if self._prefilling is group:
+                self._prefilling = None
+            self._merge(group.seqs, group.cache, group.mask,
+                        torch.tensor(tokens, dtype=torch.long, device=group.mask.device), seen)
+        return True
 
     def _decode_step(self) -> None:
         loaded = self._require_loaded()
@@ -381,13 +460,17 @@ class LocalEngine(Engine):
 
     def _finish_all(self, reason: str, error: BaseException | None) -> None:
         with self._cond:
-            for seq in [*self._rows, *self._pending]:
-                if not seq.stream.done:
-                    seq.stream.finish(reason, error)
+            prefilling = self._prefilling.seqs if self._prefilling else []
+            ending = [*self._rows, *prefilling]
+            if reason != "error":  # after a failed step the queue is served on
+                ending += self._pending
+                self._pending.clear()
             self._rows, self._cache, self._mask, self._next = [], None, None, None
             self._seen = None
-            if reason != "error":
-                self._pending.clear()
+            self._prefilling = None
+        for seq in ending:  # outside the lock: finishing runs the streams' observers
+            if not seq.stream.done:
+                seq.stream.finish(reason, error)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _require_loaded(self) -> LoadedModel:
