@@ -138,7 +138,7 @@ def test_many_clients_some_leaving_mid_stream(load_app, phrases):
 
     # Nothing is left behind: no batch slot, queue entry, shared sequence or reader.
     assert wait_until(lambda: idle(engine), timeout=10), engine.status()
-    assert load_app.translator._inflight == {}
+    assert load_app.translator.in_flight() == 0
     streams = load_app.streams
     assert streams and all(s.done for s in streams)
     assert all(s._readers == 0 for s in streams)
