@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
 import random
+import signal
 import threading
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from apphelpers import make_engine, running_app, sse_events, wait_until
+from apphelpers import LONG_PAIR, LONG_TEXT, make_engine, running_app, sse_events, wait_until
 
 from hunyuan_webui import models, prompts
 from hunyuan_webui.cache import PhraseCache
@@ -344,5 +346,48 @@ def test_sixteen_clients_mixed_and_leaving_on_the_child_process_engine(demo_dir,
         assert engine.wait_ready(120).state == EngineState.READY
         with running_app(engine, cache_size=256) as app:
             _check_soak(app, _soak(app, phrases))
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow
+def test_kill_9_of_the_engine_under_load_then_ready_and_exact_again(demo_dir, phrases):
+    """kill -9 of the engine process while 4 clients streamed: the clients got an error event,
+    but /ready still said "failed" a minute later and every uncached request got a 502."""
+    engine = ProcessEngine(models.resolve(demo_dir), device="cpu", max_new_tokens=1024)
+    try:
+        assert engine.wait_ready(120).state == EngineState.READY
+        with running_app(engine, cache_size=0) as app:
+            body = {"text": LONG_TEXT, "source_lang": LONG_PAIR[0], "target_lang": LONG_PAIR[1],
+                    "stream": True}
+
+            async def client(n: int) -> list[tuple[str | None, dict[str, Any]]]:
+                options = {"deterministic": True, "max_new_tokens": 900 + n}  # four sequences
+                async with app.async_client(timeout=60) as c:
+                    r = await c.post("/v1/translate", json={**body, "options": options})
+                    return sse_events(r.text)
+
+            async def crowd() -> list[Any]:
+                tasks = [asyncio.create_task(client(n)) for n in range(4)]
+                await asyncio.to_thread(wait_until, lambda: engine.status().active == 4, 30)
+                os.kill(engine.status().extra["process"], signal.SIGKILL)
+                killed_at = time.monotonic()
+                results = await asyncio.gather(*tasks)
+                return [results, killed_at]
+
+            results, killed_at = asyncio.run(crowd())
+            for events in results:
+                kind, data = events[-1]
+                assert kind == "error", events[-1]
+                assert "killed by signal 9" in data["error"]["message"]
+                assert "restarted" in data["error"]["message"]
+            with app.client() as c:
+                assert wait_until(lambda: c.get("/ready").status_code == 200, 30)
+                print(f"\nready again {time.monotonic() - killed_at:.1f}s after the kill")
+                p = phrases[3]
+                r = c.post("/v1/translate", json={"text": p.source, "source_lang": p.source_lang,
+                                                  "target_lang": p.target_lang})
+                assert r.status_code == 200 and r.json()["translation"] == p.target
+                assert c.get("/ready").json()["extra"]["restarts"] == 1
     finally:
         engine.close()
