@@ -34,7 +34,7 @@ from hunyuan_webui.errors import (
     UnsupportedModeError,
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
-from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 
 MAX_TEXTS = 50  # DeepL's own limit on text parameters per request
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the allowance of an unlimited plan
@@ -206,11 +206,14 @@ def create_router(translator: Translator) -> APIRouter:
             raise InputError("Glossaries are not kept here. This server's own API takes term "
                              "pairs: POST /v1/translate with options.glossary.")
         _charge(request, who, sum(len(t) for t in texts))
-        sources = _sources(translator, texts, source)
-        requests = [TranslationRequest(text=t, source_lang=s, target_lang=target, options=GREEDY,
-                                       mode=mode, context=context)
-                    for t, s in zip(texts, sources)]
-        results = await anyio.to_thread.run_sync(translator.translate_many, requests)
+
+        def translate_all() -> list[TranslationResult]:  # detection too: off the event loop
+            sources = _sources(translator, texts, source)
+            return translator.translate_many([
+                TranslationRequest(text=t, source_lang=s, target_lang=target, options=GREEDY,
+                                   mode=mode, context=context) for t, s in zip(texts, sources)])
+
+        results = await anyio.to_thread.run_sync(translate_all)
         for result in results:
             request.app.state.metrics.observe_result(result)
         return {"translations": [

@@ -299,10 +299,13 @@ def create_router(translator: Translator) -> APIRouter:
         answer = _Answer(translator.spec.id)
         stop = StopText(body.stops())
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        wanted = translation_for(body, translator, options)
+        # Detection, segmentation, cache look-ups and engine admission are blocking work: off the
+        # event loop.
+        wanted = await anyio.to_thread.run_sync(translation_for, body, translator, options)
         if wanted is not None:
             access.charge(who, len(wanted.text))
-            job = translator.start(wanted)  # user errors are plain 4xx answers, before any output
+            # User errors are plain 4xx answers, raised here before any output.
+            job = await anyio.to_thread.run_sync(translator.start, wanted)
             if body.stream:
                 return _sse(_translation_chunks(job, answer, stop, include_usage, request),
                             job.cancel)
@@ -312,8 +315,10 @@ def create_router(translator: Translator) -> APIRouter:
             return answer.completion(text, "stop", _result_usage(result),
                                      translation=_translation_info(result))
         prompt = fold(body.messages)
+        if not prompt.strip():
+            raise InputError("The messages have no text.")
         access.charge(who, len(prompt))
-        stream = translator.generate(prompt, options)
+        stream = await anyio.to_thread.run_sync(translator.generate, prompt, options)
         if body.stream:
             return _sse(_generation_chunks(stream, answer, stop, include_usage), stream.cancel)
         text = ""

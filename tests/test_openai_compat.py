@@ -14,7 +14,7 @@ from __future__ import annotations
 import httpx
 import openai
 import pytest
-from apphelpers import running_app
+from apphelpers import LONG_PAIR, LONG_TEXT, idle, make_engine, running_app, wait_until
 from openai import OpenAI
 
 from hunyuan_webui import prompts
@@ -104,6 +104,27 @@ def test_the_same_request_again_comes_from_the_cache(client, app):
     assert deltas == ["Welcome to Beijing."]
     assert extra["translation"]["cached"] is True and usage.completion_tokens == 0
     assert app.translator.model_calls == calls  # the model was not asked again
+
+
+def test_a_client_leaving_mid_stream_stops_the_translation(demo_dir):
+    engine = make_engine(demo_dir, max_new_tokens=1024)  # long enough to still be running
+    try:
+        with running_app(engine, cache_size=0) as running, running.client() as c:
+            message = prompts.translation_prompt(LONG_TEXT, *LONG_PAIR)
+            body = {"model": "m", "messages": user(message), "stream": True, "temperature": 0,
+                    "max_tokens": 600}
+            before = engine.status().tokens_generated
+            with c.stream("POST", "/v1/chat/completions", json=body) as r:
+                assert r.status_code == 200
+                data = (line for line in r.iter_lines() if line.startswith("data: "))
+                for _ in range(4):
+                    next(data)
+                assert engine.status().active == 1  # still generating when the client goes
+            assert wait_until(lambda: idle(engine), timeout=5), engine.status()
+            assert engine.status().tokens_generated - before < 300  # far short of the 600 asked for
+            assert running.translator._inflight == {}
+    finally:
+        engine.close()
 
 
 def test_the_instruction_may_sit_in_the_system_message(client):
