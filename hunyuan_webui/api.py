@@ -7,6 +7,8 @@ JSON error with a 4xx/5xx status in exactly one handler. Nothing here knows abou
 Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
 ``GET /v1/languages``, ``POST /v1/detect``, ``GET /health``, ``GET /ready``, ``GET /metrics``
 (Prometheus), and LibreTranslate's ``POST /translate``, ``GET|POST /languages``, ``POST /detect``.
+OpenAI's and DeepL's protocols are routers of their own (:mod:`~hunyuan_webui.openai_compat`,
+:mod:`~hunyuan_webui.deepl_compat`), included here.
 """
 
 from __future__ import annotations
@@ -327,6 +329,11 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         return JSONResponse([{"confidence": round(100 * p, 1), "language": c}
                              for c, p in candidates if c])
 
+    # Other tools' protocols, a module each (imported here: they use this module's dependencies).
+    from hunyuan_webui import deepl_compat, openai_compat
+
+    app.include_router(openai_compat.create_router(translator))
+    app.include_router(deepl_compat.create_router(translator))
     _refuse_other_methods(app)
     return app
 

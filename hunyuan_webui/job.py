@@ -145,6 +145,8 @@ class Job:
         """
         if self._keys is not None or self.passthrough or not self.document.segments:
             return self
+        if self.request.mode in modes.PARAGRAPH_MODES:
+            return self  # their prompts are not the sentence prompts: _paragraph_mode submits them
         segments = self.document.segments
         self._keys = [self.translator.key_for(s, self.source, self.request) for s in segments]
         self._cacheable = self.translator.cacheable(self.request)
@@ -160,7 +162,8 @@ class Job:
         if self._cancelled.is_set():
             return
         if self.passthrough or not self.document.segments:
-            text = self.request.text if self.passthrough else ""
+            # Nothing to translate: the text as it is, or its layout alone ("12345", "---").
+            text = self.request.text if self.passthrough else self.document.render([])
             yield Update(text, text, 0, 0, self._finish(text))
             return
         if self.request.mode in modes.PARAGRAPH_MODES:

@@ -185,6 +185,19 @@ class Translator:
                 if job._result is None:
                     job.cancel()
 
+    def generate(self, prompt: str, options: DecodingOptions) -> Stream:
+        """Plain generation for a message that is not a translation prompt (the OpenAI-compatible
+        route's other requests): the same input limits and the same engine batches, no cache."""
+        if len(prompt) > self.settings.max_input_chars:
+            raise InputTooLongError(
+                f"The message is {len(prompt):,} characters long; the limit is "
+                f"{self.settings.max_input_chars:,}.")
+        _reject_binary(prompt)
+        self._check_tokens(prompt)
+        [stream] = self.engine.submit([prompt], options)
+        self.model_calls += 1
+        return stream
+
     def _check_tokens(self, text: str) -> None:
         limit = self.settings.max_input_tokens
         # Characters bound tokens from above for byte-level BPE: skip the count for short text.
