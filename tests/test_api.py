@@ -35,6 +35,8 @@ from hunyuan_webui.engine import DecodingOptions, Engine, EngineState, EngineSta
 from hunyuan_webui.errors import InputError, NotReadyError
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 MAX_CHARS = 2000
 MAX_BODY = 64_000
 SECRET_KEY = "sk-live-5ecret-0123456789abcdef"

@@ -38,7 +38,7 @@ RECORD_OUTPUT = """() => {
   });
 }"""
 
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
 
 

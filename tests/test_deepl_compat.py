@@ -19,6 +19,8 @@ from test_modes import RecordingEngine
 
 from hunyuan_webui import languages, models
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 KEY = "deepl-key-0123:fx"  # a DeepL-looking key (":fx" marks DeepL's free keys)
 SMALL = "deepl-small-key"  # 40 characters a day
 

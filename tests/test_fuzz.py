@@ -28,6 +28,8 @@ from schemathesis.checks import not_a_server_error
 from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 IN_SCOPE = r"^/(v1/.+|v2/.+|translate|detect|languages)$"
 OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/languages"),
               ("POST", "/translate"), ("POST", "/detect"), ("GET", "/languages"),

@@ -17,6 +17,8 @@ from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.library import Translator
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

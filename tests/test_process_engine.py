@@ -18,6 +18,8 @@ from hunyuan_webui.engine.process import ProcessEngine
 from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, NotReadyError
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 
 @pytest.fixture(scope="module")
 def child(demo_dir: str) -> Iterator[ProcessEngine]:
