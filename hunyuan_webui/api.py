@@ -39,11 +39,11 @@ from hunyuan_webui import languages
 from hunyuan_webui.access import AccessControl, Caller
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
 from hunyuan_webui.service import Job, TranslationRequest, Translator
+from hunyuan_webui.service.job import batched_updates
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger("hunyuan_webui.api")

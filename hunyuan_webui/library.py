@@ -26,10 +26,10 @@ from hunyuan_webui import service
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import DecodingOptions, EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.job import Job, TranslationRequest, TranslationResult
 from hunyuan_webui.languages import AUTO, LANGUAGES, Language
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary
+from hunyuan_webui.service import Job, TranslationRequest, TranslationResult
 from hunyuan_webui.settings import Settings
 
 # What a call may ask for besides decoding options (which DecodingOptions checks and lists).

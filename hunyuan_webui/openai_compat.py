@@ -38,8 +38,8 @@ from hunyuan_webui.access import AccessControl
 from hunyuan_webui.api import CallerDep
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, Stream
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.job import Job, batched_updates
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.job import Job, batched_updates
 
 SYSTEM_ROLES = ("system", "developer")
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}

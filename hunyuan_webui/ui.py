@@ -22,9 +22,9 @@ import gradio as gr
 from hunyuan_webui import files, languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import TranslatorError
-from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.job import Update, batched_updates
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",

@@ -124,7 +124,7 @@ def test_a_client_leaving_mid_stream_stops_the_translation(demo_dir):
                 assert engine.status().active == 1  # still generating when the client goes
             assert wait_until(lambda: idle(engine), timeout=5), engine.status()
             assert engine.status().tokens_generated - before < 300  # far short of the 600 asked for
-            assert running.translator._inflight == {}
+            assert running.translator.in_flight() == 0
     finally:
         engine.close()
 
