@@ -138,9 +138,9 @@ class Child:
             return ""  # a failed load: reported as such, not restarted
         if now - beat_at > beat_timeout:
             return f"stopped answering (no heartbeat for {now - beat_at:.0f}s)"
-        stalled = (beat.extra.get("stalled_s", 0.0) if beat is not None else 0.0) + now - beat_at
-        if beat is not None and (beat.active or beat.queued) and stalled > stall_timeout:
-            return f"was stuck in one decoding step for {stalled:.0f}s"
+        in_pass = beat.extra.get("stalled_s", 0.0) if beat is not None else 0.0
+        if in_pass and in_pass + now - beat_at > stall_timeout:  # one scheduler pass, this long
+            return f"was stuck in one decoding step for {in_pass + now - beat_at:.0f}s"
         return ""
 
     def kill(self, note: str) -> None:

@@ -80,7 +80,7 @@ class LocalEngine(Engine):
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
-        self._pass_at = time.monotonic()  # when the scheduler last finished a pass
+        self._pass_started: float | None = None  # when the pass under way began (None: idle)
         # Called on the scheduler thread after a prefill and after each pass; the child side of
         # :mod:`hunyuan_webui.engine.process` forwards the new text from it.
         self.after_step: Callable[[], None] | None = None
@@ -109,8 +109,9 @@ class LocalEngine(Engine):
             prefilling = self._prefilling
             active = len(self._batch) + (len(prefilling.rows) if prefilling else 0)
             queued = len(self._pending)
-        # How long the scheduler has been inside one pass while it had work: a watchdog's input.
-        stalled = time.monotonic() - self._pass_at if active or queued else 0.0
+        # How long the scheduler has been inside the pass under way: a watchdog's input.
+        started = self._pass_started
+        stalled = time.monotonic() - started if started is not None else 0.0
         return EngineStatus(
             state=self._state, model=self.model_id, reason=self._reason,
             device=str(loaded.device) if loaded else self._requested[1],
@@ -237,6 +238,7 @@ class LocalEngine(Engine):
             if self._closing:
                 return False
             short, long, dropped = self._admit()
+            self._pass_started = time.monotonic()
         for seq in dropped:
             seq.stream.finish("cancelled")
         try:
@@ -261,8 +263,8 @@ class LocalEngine(Engine):
                 if not seq.stream.done:
                     seq.stream.finish("error", _as_user_error(exc))
             self._finish_all("error", _as_user_error(exc))
-        self._pass_at = time.monotonic()
         self._stepped()
+        self._pass_started = None
         return True
 
     def _admit(self) -> tuple[list[Row], Row | None, list[Row]]:
