@@ -31,6 +31,7 @@ from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.urls import redact_url
 
 log = logging.getLogger(__name__)
 
@@ -98,15 +99,6 @@ class DiskLayer:
         self._cache.close()
 
 
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
-
-
 def _split_ttl(url: str) -> tuple[str, float | None]:
     """Takes ``ttl=SECONDS`` out of the URL's query (redis-py would reject it)."""
     parts = urlsplit(url)
@@ -142,7 +134,7 @@ class RedisLayer:
         ttl = url_ttl if ttl is None else ttl
         if ttl is not None and ttl <= 0:
             raise InputError(f"Redis ttl must be positive; got {ttl}.")
-        self.url = _redact(url)
+        self.url = redact_url(url)
         self._prefix = f"{namespace}:"
         self._pattern = _glob_escape(self._prefix) + "*"
         self._ttl_ms = None if ttl is None else max(1, round(ttl * 1000))
