@@ -135,11 +135,17 @@ class Settings:
         return replace(self, model=str(ensure_demo_model()))
 
     def public(self) -> dict[str, Any]:
-        """The settings with secrets masked, for logs and /ready."""
+        """The settings with secrets masked, for logs: secret fields, and credentials in URLs."""
+        from hunyuan_webui.urls import redact_url
+
         out = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            out[f.name] = "***" if f.metadata.get("secret") and value else value
+            if f.metadata.get("secret") and value:
+                value = "***"
+            elif f.name in ("endpoint", "redis_url") and value:
+                value = ",".join(redact_url(u.strip()) for u in value.split(","))
+            out[f.name] = value
         return out
 
 

@@ -12,6 +12,7 @@ guards its membership.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,34 @@ class Prefill:
                     use_cache=True, logits_to_keep=1)
         self.done = end
         return out.logits[:, -1, :].float() if end == width else None
+
+
+def admit(pending: deque[Row], room: int, budget: int, *, long_allowed: bool
+          ) -> tuple[list[Row], Row | None, list[Row]]:
+    """Take rows from the queue for the next pass, in order and within ``room`` free rows: prompts
+    that fit one chunk's token ``budget`` together (read whole, in one forward), one longer
+    prompt when ``long_allowed`` (read a chunk per pass), and the cancelled rows met on the way.
+    A long prompt that must wait lets shorter ones behind it go first."""
+    short: list[Row] = []
+    long: Row | None = None
+    dropped: list[Row] = []
+    width = 0
+    for row in list(pending):
+        if len(short) + (long is not None) >= room:
+            break
+        if row.stream.cancelled:
+            dropped.append(row)
+        elif len(row.prompt_ids) > budget:
+            if long is not None or not long_allowed:
+                continue
+            long = row
+        elif max(width, len(row.prompt_ids)) * (len(short) + 1) <= budget:
+            width = max(width, len(row.prompt_ids))
+            short.append(row)
+        else:
+            break
+        pending.remove(row)
+    return short, long, dropped
 
 
 class Batch:

@@ -33,7 +33,7 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
-from hunyuan_webui.engine.batch import Batch, Prefill, Row
+from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.textstream import IncrementalText
@@ -268,33 +268,10 @@ class LocalEngine(Engine):
         return True
 
     def _admit(self) -> tuple[list[Row], Row | None, list[Row]]:
-        """Take from the queue, in order and within the free rows: prompts that fit one chunk's
-        token budget together, one longer prompt if none is being read, and the cancelled ones
-        met on the way. A long prompt that must wait lets shorter ones behind it go first.
-        Called with ``_cond`` held."""
-        budget = self.prefill_chunk_tokens
-        room = self.max_batch_size - len(self._batch) - (
-            len(self._prefilling.rows) if self._prefilling else 0)
-        short: list[Row] = []
-        long: Row | None = None
-        dropped: list[Row] = []
-        width = 0
-        for seq in list(self._pending):
-            if len(short) + (long is not None) >= room:
-                break
-            if seq.stream.cancelled:
-                dropped.append(seq)
-            elif len(seq.prompt_ids) > budget:
-                if long is not None or self._prefilling is not None:
-                    continue
-                long = seq
-            elif max(width, len(seq.prompt_ids)) * (len(short) + 1) <= budget:
-                width = max(width, len(seq.prompt_ids))
-                short.append(seq)
-            else:
-                break
-            self._pending.remove(seq)
-        return short, long, dropped
+        """Called with ``_cond`` held: see :func:`~hunyuan_webui.engine.batch.admit`."""
+        reading = len(self._prefilling.rows) if self._prefilling else 0
+        return admit(self._pending, self.max_batch_size - len(self._batch) - reading,
+                     self.prefill_chunk_tokens, long_allowed=self._prefilling is None)
 
     def _stepped(self) -> None:
         if self.after_step is not None:
