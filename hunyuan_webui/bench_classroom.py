@@ -133,7 +133,7 @@ async def kill_engine(soak: Soak, server: ServerProcess, delay: float,
     info: dict[str, Any] = {"killed": True, "pid": pid, "rss_at_kill_mib": rss_mib(pid)}
     os.kill(pid, signal.SIGKILL)
     at = soak.now()
-    _say(f"killed the engine process {pid} at {at:.1f} s")
+    _say(f"kill -9 of the engine process {pid}, {at - classroom_start:.1f} s into the classroom")
     states, ready = [str(status.get("state"))], None
     while soak.now() < at + READY_WAIT_S:
         code, body = await server.ready(soak.http)
@@ -182,7 +182,9 @@ def memory(server: ServerProcess, before: dict[str, Any], after: dict[str, Any],
               "at_start": start["engine"], "before": before["engine"],
               "at_kill": kill.get("rss_at_kill_mib"),
               "after": after["engine"], "growth": report.growth(before["engine"], after["engine"])}
-    if after["engine_pid"] is None:
+    if before["engine_pid"] is None:
+        engine["note"] = "no engine process: the engine runs in the server process"
+    elif after["engine_pid"] is None:
         engine["note"] = "no engine process after the soak"
     elif before["engine_pid"] != after["engine_pid"]:
         engine["note"] = (f"after: the new engine process {after['engine_pid']}; the killed one "
@@ -214,8 +216,7 @@ async def soak_run(cfg: Config, server: ServerProcess, result: dict[str, Any]) -
         _say(f"fairness: a {cfg.doc_chars:,}-character document beside {CLIENTS} clients")
         await fairness_phase(soak, texts, cfg.doc_chars)
         before = {**await snapshot(soak, server), "at_start": at_start}
-        _say(f"classroom: {cfg.students} students for {cfg.duration:g} s, kill at "
-             f"{cfg.duration * cfg.kill_at:.0f} s")
+        _say(f"classroom: {cfg.students} students for {cfg.duration:g} s")
         kill = await classroom_phase(soak, texts, cfg, server)
         after = await snapshot(soak, server)
     result.update(assemble(soak.outcomes, kill, before, after))
