@@ -46,6 +46,7 @@ THINK_S = (1.0, 4.0)  # a student reads the answer before typing the next phrase
 START_TIMEOUT_S = 300.0  # the server loads and warms the demo model
 READY_WAIT_S = 60.0  # how long the soak watches /ready after the kill (twice the target)
 DOC_LIMIT_S = 600.0  # one document in all (each gap still bounded by the hang limit)
+SERVING = ("ready", "busy")  # /ready states of an engine that translates
 DRAIN_S = 120.0  # requests in flight when --duration ends may finish within this
 
 
@@ -131,7 +132,10 @@ async def kill_engine(soak: Soak, server: ServerProcess, delay: float,
         return {"killed": False, "note": "no engine process to kill (the engine runs in the "
                                          "server process)"}
     info: dict[str, Any] = {"killed": True, "pid": pid, "rss_at_kill_mib": rss_mib(pid)}
-    os.kill(pid, signal.SIGKILL)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return {"killed": False, "note": f"the engine process {pid} was already gone"}
     at = soak.now()
     _say(f"kill -9 of the engine process {pid}, {at - classroom_start:.1f} s into the classroom")
     states, ready = [str(status.get("state"))], None
@@ -140,7 +144,8 @@ async def kill_engine(soak: Soak, server: ServerProcess, delay: float,
         state = str(body.get("state") or (f"HTTP {code}" if code else "no answer"))
         if state != states[-1]:
             states.append(state)
-        new_pid = server.engine_pid(body) if code == 200 else None
+        serving = code == 200 or state in SERVING  # busy: serving, just full
+        new_pid = server.engine_pid(body) if serving else None
         if new_pid not in (None, pid):
             ready = soak.now()
             info["new_pid"] = new_pid
