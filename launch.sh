@@ -4,7 +4,8 @@
 #   bash launch.sh [app flags]        set up .venv if needed, then run the app (--demo: tiny model)
 #   bash launch.sh --background ...   same, in the background: returns once ready, logs to .hymt/
 #   bash launch.sh stop               stop the background server
-#   bash launch.sh test [pytest args] set up (with test tools), then run the whole test suite
+#   bash launch.sh test [pytest args] set up (with test tools and redis-server/chromium), then run
+#                                     the whole test suite (-m "not slow": the fast lane, no model)
 #
 # Environment: PYTHON (interpreter, default python3), HYMT_VENV (default .venv),
 # HYMT_TORCH_INDEX (a pip index URL for torch, e.g. https://download.pytorch.org/whl/cu128).
@@ -71,6 +72,22 @@ setup() {  # $1: "dev" to add the test tools
   fi
 }
 
+# The test suite runs against real services: Debian's redis-server and chromium. As root with
+# apt-get (CI, containers) they are installed; elsewhere the command to run is printed.
+test_prerequisites() {
+  local missing=()
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  [ "${#missing[@]}" -eq 0 ] && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing[*]} for the tests (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    die "the tests need ${missing[*]}: install them first, e.g. 'sudo apt-get install ${missing[*]}' (a skipped test is a failed test here)."
+  fi
+}
+
 stop_server() {
   if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
     kill "$(cat "$PID_FILE")" && say "stopped the server (pid $(cat "$PID_FILE"))"
@@ -110,6 +127,7 @@ case "${1:-}" in
   test)
     shift
     setup dev
+    test_prerequisites
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   stop)

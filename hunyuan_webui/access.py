@@ -97,21 +97,30 @@ class AccessControl:
             window.append(now)
 
     def charge(self, caller: Caller, chars: int) -> None:
-        """Count ``chars`` against the key's daily allowance, or refuse with 429."""
+        """Count ``chars`` against the key's daily allowance, or refuse with 429. Keys without a
+        character limit are counted too, so that usage can be reported (DeepL's /v2/usage)."""
         limit = caller.policy.chars_per_day
-        if not limit or caller.key_id is None:
+        if caller.key_id is None:
             return
         now = datetime.now(UTC)
         day = now.strftime("%Y-%m-%d")
         with self._lock:
             used = self._chars.get((caller.key_id, day), 0)
-            if used + chars > limit:
+            if limit and used + chars > limit:
                 tomorrow = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0,
                                                              microsecond=0)
                 raise RateLimitError(
                     f"Daily limit: {limit:,} characters for this key ({used:,} used today).",
                     retry_after=(tomorrow - now).total_seconds())
             self._chars[(caller.key_id, day)] = used + chars
+
+    def chars_today(self, caller: Caller) -> int:
+        """Characters this key has used today (UTC), as counted by :meth:`charge`."""
+        if caller.key_id is None:
+            return 0
+        day = datetime.now(UTC).strftime("%Y-%m-%d")
+        with self._lock:
+            return self._chars.get((caller.key_id, day), 0)
 
 
 def _read_key_file(path: Path, default: KeyPolicy) -> dict[str, KeyPolicy]:

@@ -7,6 +7,8 @@ JSON error with a 4xx/5xx status in exactly one handler. Nothing here knows abou
 Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
 ``GET /v1/languages``, ``POST /v1/detect``, ``GET /health``, ``GET /ready``, ``GET /metrics``
 (Prometheus), and LibreTranslate's ``POST /translate``, ``GET|POST /languages``, ``POST /detect``.
+OpenAI's and DeepL's protocols are routers of their own (:mod:`~hunyuan_webui.openai_compat`,
+:mod:`~hunyuan_webui.deepl_compat`), included here.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from starlette.routing import Mount
 
 from hunyuan_webui import languages
 from hunyuan_webui.access import AccessControl, Caller
-from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, EngineState
+from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
@@ -63,6 +65,8 @@ _Whole = BeforeValidator(_whole)
 
 
 REQUEST_FIELDS = ("mode", "context", "glossary", "variants")
+QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",
+                "/gradio_api/api/")
 
 
 class Options(BaseModel):
@@ -113,6 +117,10 @@ class TranslateBody(BaseModel):
     mode: StrictStr = Field(TRANSLATE, description="Same as options.mode (kept for clients that "
                             "send it at the top level).")
     stream: StrictBool = Field(False, description="Answer with Server-Sent Events.")
+    cache: StrictBool = Field(True, description=(
+        "Answer repeated sentences from the phrase cache and share identical ones in flight "
+        "(the default, whatever the decoding options). false: a fresh translation, which then "
+        "replaces the cached one."))
 
 
 class DetectBody(BaseModel):
@@ -191,8 +199,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     def ready() -> JSONResponse:
         """The model is loaded and warm (503 until then, with the state and any failure reason)."""
         status = translator.engine.status()
-        code = 200 if status.state == EngineState.READY else 503
-        return JSONResponse(status.to_dict(), status_code=code)
+        return JSONResponse(status.to_dict(), status_code=200 if status.ready else 503)
 
     @app.get("/metrics", tags=["operations"])
     def prometheus() -> Response:
@@ -247,7 +254,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
                                        target_lang=body.target_lang, options=options,
                                        mode=extra.mode or body.mode, context=extra.context,
                                        glossary=parse_glossary(extra.glossary),
-                                       variants=extra.variants) for t in texts]
+                                       variants=extra.variants, cache=body.cache) for t in texts]
         if body.stream:
             job = translator.start(requests[0])  # errors raised here are plain 4xx answers
             # The background task runs however the response ends. A disconnect normally cancels
@@ -289,8 +296,8 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         if not target:
             return _lt_error("Invalid request: missing target parameter", 400)
         access.charge(who, sum(len(t) for t in texts))
-        requests = [TranslationRequest(text=t, source_lang=source, target_lang=str(target),
-                                       options=DecodingOptions(deterministic=True)) for t in texts]
+        requests = [TranslationRequest(text=t, source_lang=source, target_lang=str(target))
+                    for t in texts]  # the same defaults as the page and /v1/translate
         results = await _run_jobs(translator, requests)
         translated: Any = [r.text for r in results]
         body: dict[str, Any] = {"translatedText": translated if isinstance(q, list) else translated[0]}
@@ -322,6 +329,11 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         return JSONResponse([{"confidence": round(100 * p, 1), "language": c}
                              for c, p in candidates if c])
 
+    # Other tools' protocols, a module each (imported here: they use this module's dependencies).
+    from hunyuan_webui import deepl_compat, openai_compat
+
+    app.include_router(openai_compat.create_router(translator))
+    app.include_router(deepl_compat.create_router(translator))
     _refuse_other_methods(app)
     return app
 
@@ -516,8 +528,9 @@ class RequestLog:
             request = Request(scope)
             path = _route_label(request, self.api)
             self.metrics.observe_request(request.method, path, status, elapsed)
-            if not path.startswith(("/gradio_api/queue/data", "/gradio_api/heartbeat")):
-                log.info("%s %s %s %d %.3fs", request_id, request.method, path, status, elapsed)
+            # The page's own chatter (every open tab's status poll, queue streams) only in debug.
+            level = logging.DEBUG if path.startswith(QUIET_ROUTES) else logging.INFO
+            log.log(level, "%s %s %s %d %.3fs", request_id, request.method, path, status, elapsed)
 
 
 def _route_label(request: Request, app: FastAPI) -> str:

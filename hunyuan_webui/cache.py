@@ -26,8 +26,8 @@ errors (a full disk, a lock held too long) are logged (at most once a minute), c
 as misses. Configuration mistakes (a negative size, a malformed URL, a directory that cannot be
 created) are :class:`~hunyuan_webui.errors.InputError` at construction, so they surface at startup.
 
-:class:`SingleFlight` collapses identical requests that arrive together: the first runs, the
-others wait for its result (or its exception) instead of decoding the same text again.
+Identical segments in flight share one engine sequence in the service
+(:meth:`hunyuan_webui.service.Translator.share_or_submit`), not here.
 
 :func:`cache_key` is a SHA-256 of a canonical JSON of everything that determines the output,
 with a schema version inside, so it is stable across processes, machines and Python versions.
@@ -456,49 +456,3 @@ class PhraseCache:
 
 # --------------------------------------------------------------------------------------------
 # single flight
-
-
-class _Call:
-    __slots__ = ("done", "result", "error", "waiters")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-        self.waiters = 0
-
-
-class SingleFlight:
-    """Identical requests that arrive together run once; the others wait for (and share) the
-    result or the exception.
-
-    Only calls that overlap are merged: once the first call returns, the key is forgotten, so a
-    later call (after a failure, say) runs ``fn`` again. Storing results is the cache's job.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._calls: dict[str, _Call] = {}
-
-    def run(self, key: str, fn: Callable[[], T]) -> T:
-        with self._lock:
-            call = self._calls.get(key)
-            leader = call is None
-            if call is None:
-                call = self._calls[key] = _Call()
-            else:
-                call.waiters += 1
-        if leader:
-            try:
-                call.result = fn()
-            except BaseException as exc:
-                call.error = exc
-            finally:
-                with self._lock:
-                    del self._calls[key]
-                call.done.set()
-        else:
-            call.done.wait()
-        if call.error is not None:
-            raise call.error
-        return call.result

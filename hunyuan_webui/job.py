@@ -43,6 +43,7 @@ class TranslationRequest:
     glossary: tuple[tuple[str, str], ...] = ()
     context: str = ""
     variants: int = 3  # alternatives mode: how many
+    cache: bool = True  # False: a fresh answer (Retranslate), not the cached or shared one
 
 
 @dataclass
@@ -114,11 +115,13 @@ class Job:
         self.first_token_at: float | None = None
         self._result: TranslationResult | None = None
         self._keys: list[str] | None = None
-        self._cacheable = False
+        self._cacheable = False  # answers may come from the cache
+        self._shares = request.cache  # identical segments in flight may share one sequence
+        self._by_key: dict[str, Stream] = {}  # this job's sequences, by cache key
         self._format_broken = 0
         self._alternatives: list[tuple[str, ...]] = []
         self._candidates: list[tuple[str, ...]] = []
-        self._window = max(2 * translator.settings.max_batch_size, 8)
+        self._window = translator.settings.segments_in_flight()
 
     @property
     def total_segments(self) -> int:
@@ -142,6 +145,8 @@ class Job:
         """
         if self._keys is not None or self.passthrough or not self.document.segments:
             return self
+        if self.request.mode in modes.PARAGRAPH_MODES:
+            return self  # their prompts are not the sentence prompts: _paragraph_mode submits them
         segments = self.document.segments
         self._keys = [self.translator.key_for(s, self.source, self.request) for s in segments]
         self._cacheable = self.translator.cacheable(self.request)
@@ -157,7 +162,8 @@ class Job:
         if self._cancelled.is_set():
             return
         if self.passthrough or not self.document.segments:
-            text = self.request.text if self.passthrough else ""
+            # Nothing to translate: the text as it is, or its layout alone ("12345", "---").
+            text = self.request.text if self.passthrough else self.document.render([])
             yield Update(text, text, 0, 0, self._finish(text))
             return
         if self.request.mode in modes.PARAGRAPH_MODES:
@@ -308,9 +314,18 @@ class Job:
         return streams
 
     def _submit_upto(self, end: int, first: bool) -> None:
-        """Submit, in one engine call, every segment before ``end`` not yet cached or submitted."""
+        """Submit, in one engine call, every segment before ``end`` not yet cached or submitted.
+        A sentence this job has already submitted is read again from that same sequence."""
         todo = [i for i in range(end) if i not in self._cached and i not in self._streams]
         if not todo or self._keys is None:
+            return
+        keys = self._keys
+        for i in [i for i in todo if keys[i] in self._by_key]:
+            stream = self._by_key[keys[i]]
+            stream.attach()
+            self._streams[i] = stream
+        todo = [i for i in todo if i not in self._streams]
+        if not todo:
             return
         translator = self.translator
         segments = self.document.segments
@@ -318,17 +333,18 @@ class Job:
         deadline = time.monotonic() + BUSY_RETRY_S
         while True:
             try:
-                streams = translator.share_or_submit([self._keys[i] for i in todo], prompts_,
-                                             self.request.options, self._cacheable)
+                streams = translator.share_or_submit(
+                    [keys[i] for i in todo], prompts_, self.request.options,
+                    share=self._shares, store=translator.writes_cache(self.request))
                 break
             except BusyError:
                 # A request that has not started is told at once; a document under way waits.
                 if first or time.monotonic() > deadline or self._cancelled.is_set():
                     raise
                 time.sleep(0.2)
-        for i, stream in zip(todo, streams):
-            stream.attach()  # this job is a reader until it finishes or is cancelled
+        for i, stream in zip(todo, streams):  # attached: this job reads each until it ends
             self._streams[i] = stream
+            self._by_key.setdefault(keys[i], stream)
 
     def _finish(self, text: str) -> TranslationResult:
         now = time.perf_counter()

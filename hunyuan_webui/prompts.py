@@ -8,11 +8,17 @@ Two families: ``hunyuan-mt`` (Hunyuan-MT-7B, Chimera) and ``hy-mt1.5`` (HY-MT1.5
 Chinese template and adds terminology, context and formatted prompts). The Chinese template is used
 when the source or the target is Chinese (zh, zh-Hant, yue), with Chinese language names; the
 English template otherwise, with English names.
+
+:func:`recognize` reads the same templates backwards: given a user message that some other tool
+filled in (an OpenAI-compatible client with the model card's prompt pasted into it), it returns the
+target language and the text, so the request can go through the translator instead of the model.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from hunyuan_webui import languages
@@ -122,3 +128,64 @@ def chimera_prompt(text: str, source: str, target: str, candidates: Sequence[str
 
 def _chinese_name(code: str) -> str:
     return languages.get(code).chinese
+
+
+# -- recognising a prompt another tool filled in ---------------------------------------------------
+@dataclass(frozen=True)
+class RecognizedPrompt:
+    """What a translation prompt asked for: the target language code and the text (plus the
+    glossary and context of HY-MT1.5's terminology and context prompts)."""
+
+    target: str
+    text: str
+    glossary: tuple[tuple[str, str], ...] = ()
+    context: str = ""
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A template as a regex: its own words exactly, any run of whitespace for a run of whitespace
+    (tools trim and re-wrap what is pasted into them), each slot a named group."""
+    out = []
+    for part in re.split(r"(\{\w+\})", template):
+        if part.startswith("{") and part.endswith("}"):
+            name = part[1:-1]
+            out.append(rf"(?P<{name}>[^\n]+?)" if name == "target_language" else
+                       rf"(?P<{name}>.*?)")
+        elif part:
+            words = re.split(r"(\s+)", part)
+            out.append("".join(r"\s+" if w.isspace() else re.escape(w) for w in words if w))
+    return re.compile(r"\s*" + "".join(out) + r"\s*", re.S)
+
+
+_GLOSSARY_HEAD, _ = TERMINOLOGY_TEMPLATE.split("{terms}")
+_GLOSSARY = re.compile(r"\s*" + re.escape(_GLOSSARY_HEAD.strip()) + r"\s*\n(?P<terms>.+?)\n\s*\n(?P<rest>.*)",
+                       re.S)
+_TERM = _template_pattern(TERM_LINE)
+# Most specific first: the context prompt ends with the text of the plain Chinese ones.
+_RECOGNIZED = tuple(_template_pattern(t) for t in (CONTEXT_TEMPLATE, *ZH_TEMPLATE.values(),
+                                                   XX_TEMPLATE))
+
+
+def recognize(message: str) -> RecognizedPrompt | None:
+    """The translation a user message asks for, if it is one of the model cards' translation
+    prompts (either family, either wording, any of the 38 target languages; terminology and context
+    prompts included); None for anything else. The source language is never in these prompts."""
+    glossary: tuple[tuple[str, str], ...] = ()
+    head = _GLOSSARY.fullmatch(message)
+    if head is not None:
+        terms = [_TERM.fullmatch(line) for line in head["terms"].splitlines() if line.strip()]
+        if not terms or any(t is None for t in terms):
+            return None
+        glossary = tuple((t["source_term"].strip(), t["target_term"].strip())
+                         for t in terms if t is not None)
+        message = head["rest"]
+    for pattern in _RECOGNIZED:
+        match = pattern.fullmatch(message)
+        if match is None:
+            continue
+        target = languages.by_name(match["target_language"])
+        if target is None:
+            return None
+        context = match.groupdict().get("context") or ""
+        return RecognizedPrompt(target, match["source_text"], glossary, context.strip())
+    return None

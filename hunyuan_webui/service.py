@@ -22,7 +22,9 @@ from hunyuan_webui.cache import PhraseCache, cache_key
 from hunyuan_webui.detect import Detection, LanguageDetector
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.errors import (
+    BusyError,
     CancelledError,
+    EngineError,
     InputError,
     InputTooLongError,
     UnsupportedModeError,
@@ -37,6 +39,7 @@ __all__ = ["Job", "TranslationRequest", "TranslationResult", "Translator", "Upda
 log = logging.getLogger(__name__)
 
 ALTERNATIVES_MAX_CHARS = 1000
+SHARE_WAIT_S = 60.0  # how long a request waits for the engine to accept a segment it shares
 
 
 class Translator:
@@ -52,7 +55,7 @@ class Translator:
         self.settings = settings
         self.cache = cache
         self.detector = detector or LanguageDetector()
-        self._inflight: dict[str, Stream] = {}
+        self._inflight: dict[str, _Flight] = {}
         self._inflight_lock = threading.Lock()
         self.model_calls = 0  # segments sent to the engine (cache misses not shared in flight)
 
@@ -165,7 +168,7 @@ class Translator:
                 raise InputError("Could not detect the source language; please choose it.")
             source = detection.code
         jobs = [self.start(replace(template, text=seg, source_lang=source)) for seg in segments]
-        window = max(2 * self.settings.max_batch_size, 8)
+        window = self.settings.segments_in_flight()
         out: list[str] = []
         try:
             for i, job in enumerate(jobs):
@@ -181,6 +184,19 @@ class Translator:
             for job in jobs:
                 if job._result is None:
                     job.cancel()
+
+    def generate(self, prompt: str, options: DecodingOptions) -> Stream:
+        """Plain generation for a message that is not a translation prompt (the OpenAI-compatible
+        route's other requests): the same input limits and the same engine batches, no cache."""
+        if len(prompt) > self.settings.max_input_chars:
+            raise InputTooLongError(
+                f"The message is {len(prompt):,} characters long; the limit is "
+                f"{self.settings.max_input_chars:,}.")
+        _reject_binary(prompt)
+        self._check_tokens(prompt)
+        [stream] = self.engine.submit([prompt], options)
+        self.model_calls += 1
+        return stream
 
     def _check_tokens(self, text: str) -> None:
         limit = self.settings.max_input_tokens
@@ -203,39 +219,150 @@ class Translator:
                                   "glossary": list(request.glossary), "context": request.context})
 
     def cacheable(self, request: TranslationRequest) -> bool:
-        options = request.options
-        return self.cache is not None and self.cache.enabled and (
-            request.mode not in modes.PARAGRAPH_MODES) and (
-            options.deterministic or self.settings.cache_sampled)
+        """May this request's segments be answered from the cache (and shared in flight)?
+
+        Yes by default, whatever the decoding settings: the options are part of the key, so a
+        repeated request gets the answer the first one got. ``cache=False`` asks for a fresh one.
+        """
+        return request.cache and self.writes_cache(request)
+
+    def writes_cache(self, request: TranslationRequest) -> bool:
+        """Are this request's answers stored? Also when it asked for a fresh one (Retranslate):
+        the fresh answer replaces the old."""
+        return (self.cache is not None and self.cache.enabled
+                and request.mode not in modes.PARAGRAPH_MODES)
+
+    def in_flight(self) -> int:
+        """Distinct segments being generated or submitted right now (shared ones count once)."""
+        with self._inflight_lock:
+            return len(self._inflight)
 
     # -- sharing sequences between identical requests ---------------------------------------------
     def share_or_submit(self, keys: Sequence[str], prompts_: Sequence[str],
-                options: DecodingOptions, cacheable: bool) -> list[Stream]:
-        """Streams for these segments: shared with identical ones in flight, else new."""
-        share = options.deterministic or self.settings.cache_sampled
-        with self._inflight_lock:
-            found = {k: self._inflight[k] for k in keys if share and k in self._inflight
-                     and not self._inflight[k].cancelled}
-            # Each distinct key once: a sentence repeated in a document runs the model once.
-            first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
-            missing = [i for k, i in first_index.items() if k not in found]
-            missing.sort()
-            new = self.engine.submit([prompts_[i] for i in missing], options) if missing else []
-            self.model_calls += len(new)
-            for i, stream in zip(missing, new):
-                key = keys[i]
-                found[key] = stream
-                if share:
-                    self._inflight[key] = stream
-                stream.add_done_callback(lambda s, key=key: self._on_done(key, s, cacheable))
-        return [found[k] for k in keys]
+                        options: DecodingOptions, *, share: bool, store: bool) -> list[Stream]:
+        """Streams for these segments, each already attached to the caller (who must detach it):
+        shared with identical ones in flight when ``share``, else submitted in one engine call.
 
-    def _on_done(self, key: str, stream: Stream, cacheable: bool) -> None:
+        Locking: ``_inflight_lock`` guards only the ``_inflight`` table. Nothing that can block or
+        call back (the engine, stream callbacks, the cache, waiting for another submitter) runs
+        while it is held, so no lock order exists to get wrong. A key being submitted is held by a
+        :class:`_Flight` whose stream arrives when the engine answers; joiners wait on it outside
+        the lock, with a deadline.
+        """
+        first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
+        streams: dict[str, Stream] = {}
+        todo = sorted(first_index, key=first_index.__getitem__)
+        try:
+            for _ in range(3):  # a joined sequence whose readers all left is submitted afresh
+                todo = self._gather(todo, prompts_, first_index, options, share, store, streams)
+                if not todo:
+                    return [streams[k] for k in keys]
+            raise BusyError("The translator is busy; please try again in a moment.")
+        except BaseException:
+            for stream in streams.values():
+                stream.detach()
+            raise
+
+    def _gather(self, todo: list[str], prompts_: Sequence[str], first_index: dict[str, int],
+                options: DecodingOptions, share: bool, store: bool,
+                streams: dict[str, Stream]) -> list[str]:
+        """One round: join or submit every key in ``todo``; returns the keys to try again."""
+        joined, mine = self._claim(todo, share)
+        if mine:
+            submitted = self._submit_flights(mine, [prompts_[first_index[k]] for k in mine],
+                                             options, store)
+            streams.update(zip(mine, submitted))
+        again = []
+        for key, flight in joined.items():
+            stream = flight.wait(SHARE_WAIT_S)
+            stream.attach()
+            if stream.cancelled:  # its last reader left just before we came: not usable
+                stream.detach()
+                again.append(key)
+            else:
+                streams[key] = stream
+        return again
+
+    def _claim(self, keys: Sequence[str], share: bool
+               ) -> tuple[dict[str, _Flight], dict[str, _Flight | None]]:
+        """Split ``keys`` into flights to join and keys this caller submits (with the flight it
+        now owns for each, None when not sharing)."""
+        joined: dict[str, _Flight] = {}
+        mine: dict[str, _Flight | None] = {}
         with self._inflight_lock:
-            if self._inflight.get(key) is stream:
-                del self._inflight[key]
-        if cacheable and stream.finish_reason == "stop" and self.cache is not None:
+            for key in keys:
+                flight = self._inflight.get(key) if share else None
+                if flight is not None and not flight.abandoned():
+                    joined[key] = flight
+                elif share:
+                    mine[key] = self._inflight[key] = _Flight()
+                else:
+                    mine[key] = None
+        return joined, mine
+
+    def _submit_flights(self, owned: dict[str, _Flight | None], prompts_: list[str],
+                        options: DecodingOptions, store: bool) -> list[Stream]:
+        keys = list(owned)
+        try:
+            streams = self.engine.submit(prompts_, options)
+        except BaseException as exc:
+            with self._inflight_lock:
+                for key, flight in owned.items():
+                    if flight is not None and self._inflight.get(key) is flight:
+                        del self._inflight[key]
+            for flight in owned.values():
+                if flight is not None:
+                    flight.fail(exc)
+            raise
+        with self._inflight_lock:
+            self.model_calls += len(streams)
+        for key, stream in zip(keys, streams):
+            stream.attach()
+            flight = owned.get(key)
+            if flight is not None:
+                flight.land(stream)
+            # Outside the lock: a stream that has already ended runs the callback right here.
+            stream.add_done_callback(
+                lambda s, key=key, flight=flight: self._on_done(key, flight, s, store))
+        return streams
+
+    def _on_done(self, key: str, flight: _Flight | None, stream: Stream, store: bool) -> None:
+        if flight is not None:
+            with self._inflight_lock:
+                if self._inflight.get(key) is flight:
+                    del self._inflight[key]
+        if store and stream.finish_reason == "stop" and self.cache is not None:
             self.cache.set(key, stream.text)
+
+
+class _Flight:
+    """A segment in flight: submitted (its stream not known yet) or generating."""
+
+    def __init__(self) -> None:
+        self._landed = threading.Event()
+        self.stream: Stream | None = None
+        self.error: BaseException | None = None
+
+    def land(self, stream: Stream) -> None:
+        self.stream = stream
+        self._landed.set()
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self._landed.set()
+
+    def abandoned(self) -> bool:
+        """Failed, or every reader left (its sequence is cancelled): not worth joining."""
+        return self._landed.is_set() and (self.stream is None or self.stream.cancelled)
+
+    def wait(self, timeout: float) -> Stream:
+        if not self._landed.wait(timeout):
+            raise EngineError(f"The engine did not accept a shared segment within {timeout:g}s; "
+                              "please try again.")
+        if self.stream is None:
+            assert self.error is not None
+            raise self.error
+        return self.stream
 
 
 def _reject_binary(text: str) -> None:

@@ -61,6 +61,13 @@ class Settings:
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
+    max_segments_per_request: int = _opt(0, "Segments one request (a long paste, a document) "
+                                         "may have waiting or running at once, so it cannot "
+                                         "fill every batch slot; 0 = half of "
+                                         "--max-batch-size.", group="limits")
+    prefill_chunk_tokens: int = _opt(512, "Prompt tokens read per scheduler step: a long "
+                                     "prompt is read in chunks between decoding steps of the "
+                                     "running requests.", group="limits")
     concurrency: int = _opt(16, "Gradio events that may run at once (shared by all model-bound "
                             "events).", group="limits")
     queue_size: int = _opt(64, "Gradio queue length before new visitors are turned away.",
@@ -72,8 +79,6 @@ class Settings:
                                  group="cache")
     redis_url: str | None = _opt(None, "Redis URL of a phrase cache shared by several processes.",
                                  group="cache")
-    cache_sampled: bool = _opt(False, "Cache sampled (non-deterministic) results too.",
-                               group="cache")
     # server
     host: str = _opt("127.0.0.1", "Interface to bind; 0.0.0.0 exposes the app to the network.",
                      group="server")
@@ -107,15 +112,21 @@ class Settings:
                 raise InputError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; "
                                  f"got {value!r}.")
         for name in ("max_input_chars", "max_input_tokens", "max_new_tokens", "max_batch_size",
-                     "concurrency", "queue_size"):
+                     "concurrency", "queue_size", "prefill_chunk_tokens"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
+        if self.max_segments_per_request < 0:
+            raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
         if self.engine == "openai" and not self.endpoint:
             raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
         if self.root_path and not self.root_path.startswith("/"):
             raise InputError("--root-path must start with '/'.")
+
+    def segments_in_flight(self) -> int:
+        """How many segments one request may have submitted and unfinished at once."""
+        return self.max_segments_per_request or max(1, self.max_batch_size // 2)
 
     def with_demo(self) -> Settings:
         """The demo model replaces ``model`` (resolved lazily: it may be built on first use)."""

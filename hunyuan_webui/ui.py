@@ -35,6 +35,7 @@ MODE_LABELS = {
 }
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
+STATUS_POLL_S = 10.0
 LOW_CONFIDENCE = 0.5
 
 EXAMPLES: list[list[str]] = [
@@ -64,6 +65,7 @@ I18N = gr.I18n(
         "output": "Translation",
         "translate": "Translate",
         "stop": "Stop",
+        "retranslate": "Retranslate",
         "clear": "Clear",
         "examples": "Examples",
         "advanced": "Advanced",
@@ -104,6 +106,7 @@ I18N = gr.I18n(
         "output": "译文",
         "translate": "翻译",
         "stop": "停止",
+        "retranslate": "重新翻译",
         "clear": "清空",
         "examples": "示例",
         "advanced": "高级设置",
@@ -192,7 +195,7 @@ def last_run_markdown(result: TranslationResult) -> str:
     if result.segments > 1:
         parts.append(f"{result.segments} segments ({result.cached_segments} from cache)")
     elif result.cached:
-        parts.append("from cache")
+        parts.insert(0, "⚡ From the phrase cache (Retranslate for a fresh one)")
     if result.notice:
         parts.append(result.notice)
     return " · ".join(parts)
@@ -224,22 +227,24 @@ class TranslatorUI:
     async def api_translate(self, text: str, source_lang: str = "auto",
                             target_lang: str = "en") -> AsyncIterator[str]:
         """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
-        request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang,
-                                     options=DecodingOptions(deterministic=True))
+        # The page's own defaults (the model card's decoding, the phrase cache on).
+        request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang)
         async for updates in self._run(request):
             yield updates[-1].text
 
     async def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
                   max_new_tokens: float, mode: str, context: str, glossary: Any,
-                  show_candidates: bool, history: list[list[str]] | None,
+                  show_candidates: bool, history: list[list[str]] | None, use_cache: bool = True,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                   ) -> AsyncIterator[tuple[Any, ...]]:
+        """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one."""
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
                                   max_new_tokens),
-            mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary))
+            mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary),
+            cache=bool(use_cache))
         history = list(history or [])
         async for updates in self._run(request):
             update = updates[-1]
@@ -360,7 +365,7 @@ class TranslatorUI:
         """The shared part of the status line: model, device, precision, state, load."""
         status = self.translator.engine.status()
         parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
-                 status.dtype or "?", f"state: {status.state}"]
+                 status.dtype or "?", f"state: {status.label}"]
         if status.reason:
             parts.append(f"⚠️ {html.escape(status.reason)}")
         parts.append(f"batch {status.active}/{status.max_batch_size}, queue {status.queued}")
@@ -430,6 +435,8 @@ class TranslatorUI:
                     with gr.Row():
                         translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
                                                   elem_id="translate-btn")
+                        retranslate_btn = gr.Button(t("retranslate"), scale=1,
+                                                    elem_id="retranslate-btn")
                         stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
                         clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
                     progress = gr.Markdown("", elem_id="progress")
@@ -482,7 +489,9 @@ class TranslatorUI:
                 table = gr.Dataframe(headers=["Source", "Translation", "Pair"], value=[],
                                      interactive=False, wrap=True, elem_id="history")
             status = gr.Markdown(self.status_markdown(), elem_id="status-line")
-            timer = gr.Timer(2.0)
+            # Every open tab polls: 30 tabs every 2 s made 15 requests/s. The line is also
+            # refreshed when the page loads and after each translation.
+            timer = gr.Timer(STATUS_POLL_S)
 
             text.change(None, text, count, js=COUNT_JS % settings.max_input_chars, queue=False)
             target.change(self.output_direction, target, output, api_visibility="private",
@@ -493,12 +502,21 @@ class TranslatorUI:
                             [text, output, detected, count], api_visibility="private", queue=False)
             inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
                       max_new, mode, context, glossary, show_candidates, history]
+            outputs = [output, detected, progress, history, extras]
             run = translate_btn.click(
-                self.translate, inputs, [output, detected, progress, history, extras],
-                api_name="translate_ui", api_visibility="undocumented",
-                concurrency_id=MODEL_EVENTS, concurrency_limit=settings.concurrency)
-            run.then(lambda h: h, history, table, api_visibility="private", queue=False)
-            stop_btn.click(None, None, None, cancels=[run], api_visibility="private", queue=False)
+                self.translate, [*inputs, gr.State(True)], outputs, api_name="translate_ui",
+                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
+                concurrency_limit=settings.concurrency)
+            fresh = retranslate_btn.click(
+                self.translate, [*inputs, gr.State(False)], outputs, api_name="retranslate_ui",
+                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
+                concurrency_limit=settings.concurrency)
+            for event in (run, fresh):
+                event.then(lambda h: h, history, table, api_visibility="private", queue=False)
+                event.then(self.status_markdown, None, status, api_visibility="private",
+                           queue=False)
+            stop_btn.click(None, None, None, cancels=[run, fresh], api_visibility="private",
+                           queue=False)
             table.select(self.restore, history, [text, output], api_visibility="private",
                          queue=False)
             mode.change(lambda m: (gr.update(visible=m == "context"),
@@ -517,6 +535,7 @@ class TranslatorUI:
             doc_stop.click(None, None, None, cancels=[doc_run], api_visibility="private",
                            queue=False)
             timer.tick(self.status_markdown, None, status, api_visibility="private", queue=False)
+            demo.load(self.status_markdown, None, status, api_visibility="private", queue=False)
             gr.api(self.api_translate, api_name="translate", concurrency_id=MODEL_EVENTS,
                    concurrency_limit=settings.concurrency)
         demo.queue(max_size=settings.queue_size, api_open=False)

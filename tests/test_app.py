@@ -24,6 +24,8 @@ from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 REPO = Path(__file__).resolve().parent.parent
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -37,7 +38,7 @@ RECORD_OUTPUT = """() => {
   });
 }"""
 
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
 
 
@@ -135,3 +136,43 @@ def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):
     assert page.locator("#input-box textarea").input_value() == markup
     box = page.locator("#output-box textarea")
     assert box.get_attribute("dir") == "rtl" or "right" in (box.get_attribute("style") or "")
+
+
+def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(browser, engine,
+                                                                            demo_settings):
+    """The page's defaults (the model card's sampling) used to bypass the phrase cache: 30
+    students translating the class example ran the model 30 times."""
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = replace(demo_settings, port=port, cache_size=100)
+    translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=100))
+    server = Server(create_app(settings, translator), settings).start()
+    try:
+        def hits() -> int:
+            return httpx.get(server.url + "/v1/cache", trust_env=False).json()["hits"]
+
+        page = open_page(browser, server.url, "en-US")
+        pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+        page.locator("#input-box textarea").fill("我们明天见。")
+        page.locator("#translate-btn").click()
+        page.wait_for_function("() => document.querySelector('#output-box textarea').value"
+                               " === 'See you tomorrow.'", timeout=30_000)
+        page.wait_for_function("() => document.querySelector('#progress').innerText"
+                               ".includes('Last translation')", timeout=30_000)
+        assert "phrase cache" not in page.locator("#progress").inner_text()
+        before = hits()
+        page.locator("#translate-btn").click()
+        page.wait_for_function("() => document.querySelector('#progress').innerText"
+                               ".includes('From the phrase cache')", timeout=30_000)
+        assert page.locator("#output-box textarea").input_value() == "See you tomorrow."
+        assert hits() == before + 1
+        page.locator("#retranslate-btn").click()  # a fresh answer on request
+        page.wait_for_function("() => !document.querySelector('#progress').innerText"
+                               ".includes('From the phrase cache')", timeout=30_000)
+        assert page.locator("#output-box textarea").input_value() == "See you tomorrow."
+        assert hits() == before + 1
+    finally:
+        server.stop()

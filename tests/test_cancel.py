@@ -24,6 +24,8 @@ from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 LONG = "天气 " * 300  # ~1,000 tokens of prompt: the default cap allows ~3,000 new tokens
 
 

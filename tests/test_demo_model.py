@@ -21,6 +21,8 @@ from hunyuan_webui import demo_model, languages, models
 from hunyuan_webui.demo_model import DEMO_DIR, PHRASES_PATH, Phrase, load_phrases
 from hunyuan_webui.prompts import PromptFamily, translation_prompt
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 PHRASES = load_phrases()
 MAX_NEW_TOKENS = 48
 

@@ -11,13 +11,17 @@ import subprocess
 import sys
 import textwrap
 import threading
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from redis_server import redis_server, requires_redis_server
 
 from hunyuan_webui.cache import PhraseCache
-from hunyuan_webui.engine import GREEDY
+from hunyuan_webui.engine import GREEDY, DecodingOptions
 from hunyuan_webui.service import TranslationRequest
+
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -71,16 +75,22 @@ def test_second_identical_request_comes_from_the_cache(make_translator):
     assert translator.cache.stats().hits == 1
 
 
-def test_sampled_results_are_not_cached_unless_asked(make_translator):
+def test_sampled_results_are_cached_and_a_fresh_answer_is_asked_for(make_translator):
+    """With the page's default settings (the model card's sampling) the cache used to be skipped:
+    30 students got 30 model runs and 30 different answers. The first answer is kept now; a
+    fresh one is asked for with ``cache=False`` (Retranslate), and replaces it."""
     translator = make_translator(cache=PhraseCache(size=100))
     sampled = TranslationRequest("这本书很有意思。", "en", "zh")
-    translator.translate(sampled)
-    translator.translate(sampled)
+    first = translator.translate(sampled)
+    second = translator.translate(sampled)
+    assert not first.cached and second.cached and second.text == first.text
+    assert translator.model_calls == 1
+    fresh = translator.translate(replace(sampled, cache=False))
+    assert not fresh.cached and fresh.text == "This book is very interesting."
     assert translator.model_calls == 2
-    eager = make_translator(cache=PhraseCache(size=100), cache_sampled=True)
-    eager.translate(sampled)
-    eager.translate(sampled)
-    assert eager.model_calls == 1
+    assert translator.cache.stats().hits == 1
+    other = translator.translate(replace(sampled, options=DecodingOptions(temperature=0.9)))
+    assert not other.cached  # other decoding settings are another entry
 
 
 def test_identical_requests_arriving_together_run_the_model_once(make_translator):

@@ -29,6 +29,8 @@ from apphelpers import (
     wait_until,
 )
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 CLIENTS = 12
 ROUNDS = 5
 LONG_TOKENS = 600  # what the abandoned generations ask for (they would run for many seconds)
@@ -138,7 +140,7 @@ def test_many_clients_some_leaving_mid_stream(load_app, phrases):
 
     # Nothing is left behind: no batch slot, queue entry, shared sequence or reader.
     assert wait_until(lambda: idle(engine), timeout=10), engine.status()
-    assert load_app.translator._inflight == {}
+    assert load_app.translator.in_flight() == 0
     streams = load_app.streams
     assert streams and all(s.done for s in streams)
     assert all(s._readers == 0 for s in streams)

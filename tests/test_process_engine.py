@@ -18,6 +18,8 @@ from hunyuan_webui.engine.process import ProcessEngine
 from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, NotReadyError
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 
 @pytest.fixture(scope="module")
 def child(demo_dir: str) -> Iterator[ProcessEngine]:
@@ -84,16 +86,71 @@ def test_cancel_stops_the_child_generating(endless):
     assert endless.status().extra["steps"] == steps
 
 
-def test_a_child_that_dies_ends_its_streams_with_a_clear_error(endless):
+def test_a_killed_child_ends_its_streams_clearly_and_is_restarted(endless, caplog):
+    """kill -9 of the engine process used to leave the translator dead until a person restarted
+    it: /ready said "failed" and every request got a 502. Now the streams in flight end with a
+    message saying what happened, the status says "restarting", and a new child serves."""
     stream = endless.stream("天气 " * 20, GREEDY)
     next(iter(stream))
-    os.kill(endless.status().extra["process"], signal.SIGKILL)
+    old = endless.status().extra["process"]
+    os.kill(old, signal.SIGKILL)
     assert wait_until(lambda: stream.done, 10)
     assert stream.finish_reason == "error" and isinstance(stream.error, EngineError)
-    status = endless.status()
-    assert status.state == EngineState.FAILED and "stopped unexpectedly" in status.reason
-    with pytest.raises(EngineError, match="stopped unexpectedly"):
+    assert "killed by signal 9" in stream.error.user_message
+    assert "restarted" in stream.error.user_message
+    assert wait_until(lambda: endless.status().state == EngineState.RESTARTING, 5)
+    with pytest.raises(NotReadyError, match="restarting"):
         endless.submit(["x"], GREEDY)
+    status = endless.wait_ready(60)
+    assert status.state == EngineState.READY, status.reason
+    assert status.extra["process"] != old and status.extra["restarts"] == 1
+    again = endless.stream("天气 " * 20, DecodingOptions(deterministic=True, max_new_tokens=5))
+    assert again.result() and again.finish_reason == "length"
+    assert any(r.levelname == "WARNING" and "killed by signal 9" in r.getMessage()
+               for r in caplog.records)
+
+
+def test_a_hung_child_is_killed_and_replaced(tmp_path, demo_dir, phrases):
+    """A child that stops sending heartbeats (here: SIGSTOP) is killed and a new one serves."""
+    engine = ProcessEngine(models.resolve(demo_dir), device="cpu", max_new_tokens=64,
+                           beat_timeout=2.0, warmup=False)
+    try:
+        assert engine.wait_ready(120).state == EngineState.READY
+        old = engine.status().extra["process"]
+        os.kill(old, signal.SIGSTOP)
+        assert wait_until(lambda: engine.status().state == EngineState.RESTARTING, 10)
+        assert "stopped answering" in engine.status().reason
+        assert engine.wait_ready(60).state == EngineState.READY
+        assert engine.generate(phrases[0].prompt, GREEDY) == phrases[0].target
+        assert engine.status().extra["process"] != old
+        assert wait_until(lambda: not _alive(old), 10)
+    finally:
+        engine.close()
+
+
+def test_repeated_crashes_stop_the_restarts_and_say_why(demo_dir, monkeypatch):
+    monkeypatch.setattr("hunyuan_webui.engine.process.RESTART_LIMIT", 1)
+    monkeypatch.setattr("hunyuan_webui.engine.process.BACKOFF_S", (0.1,))
+    engine = ProcessEngine(models.resolve(demo_dir), device="cpu", warmup=False)
+    try:
+        for _ in range(2):
+            assert engine.wait_ready(120).state == EngineState.READY
+            os.kill(engine.status().extra["process"], signal.SIGKILL)
+            assert wait_until(lambda: engine.status().state != EngineState.READY, 10)
+        assert wait_until(lambda: engine.status().state == EngineState.FAILED, 10)
+        assert "failed 2 times" in engine.status().reason
+        with pytest.raises(EngineError, match="not restarted"):
+            engine.submit(["x"], GREEDY)
+    finally:
+        engine.close()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return "State:\tZ" not in f.read()
+    except FileNotFoundError:
+        return False
 
 
 def test_the_default_engine_is_the_child_process_and_closes_cleanly(demo_dir):

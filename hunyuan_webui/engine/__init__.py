@@ -54,6 +54,7 @@ def get_engine(settings: Settings) -> Engine:
                               max_queued=settings.max_queued,
                               max_new_tokens=settings.max_new_tokens,
                               max_input_tokens=settings.max_input_tokens, warmup=settings.warmup,
+                              prefill_chunk_tokens=settings.prefill_chunk_tokens,
                               cpu_threads=settings.cpu_threads)
                 if settings.engine == "process":
                     from hunyuan_webui.engine.process import ProcessEngine

@@ -98,9 +98,13 @@ GREEDY = DecodingOptions(deterministic=True)
 
 
 class EngineState(StrEnum):
+    """Where an engine is in its life. A READY engine that is computing is shown as "busy"
+    (:attr:`EngineStatus.label`), but it is still ready: busy is load, not a state change."""
+
     LOADING = "loading"
     WARMING = "warming"
     READY = "ready"
+    RESTARTING = "restarting"  # its process died or hung; a new one is on its way
     FAILED = "failed"
     STOPPED = "stopped"
 
@@ -118,9 +122,21 @@ class EngineStatus:
     tokens_generated: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def ready(self) -> bool:
+        return self.state is EngineState.READY
+
+    @property
+    def label(self) -> str:
+        """What people are shown: the state, with "busy" for a ready engine that is computing."""
+        if self.state is EngineState.READY and (self.active or self.queued):
+            return "busy"
+        return str(self.state)
+
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["state"] = str(self.state)
+        out["state"] = self.label
+        out["ready"] = self.ready
         return out
 
 
@@ -146,19 +162,6 @@ class Usage:
             return None
         span = self.finished_at - self.first_token_at
         return (self.completion_tokens - 1) / span if span > 0 else None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "first_token_s": _round(self.first_token_s),
-            "latency_s": _round(self.latency_s),
-            "tokens_per_s": _round(self.tokens_per_s),
-        }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
 
 
 class Stream:
@@ -354,11 +357,12 @@ class Engine(ABC):
     def count_tokens(self, text: str) -> int: ...
 
     def wait_ready(self, timeout: float | None = None) -> EngineStatus:
-        """Block until loading and warm-up end; returns the final status."""
+        """Block until loading and warm-up (or a restart) end; returns the final status."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             status = self.status()
-            if status.state not in (EngineState.LOADING, EngineState.WARMING):
+            if status.state not in (EngineState.LOADING, EngineState.WARMING,
+                                    EngineState.RESTARTING):
                 return status
             if deadline is not None and time.monotonic() > deadline:
                 return status

@@ -22,7 +22,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 import torch
 
@@ -34,6 +33,7 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
+from hunyuan_webui.engine.batch import Batch, Prefill, Row
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.textstream import IncrementalText
@@ -53,28 +53,20 @@ WARMUP_PROMPT = "Translate the following segment into Chinese, without additiona
 PROMPT_OVERHEAD_TOKENS = 1024
 
 
-@dataclass
-class _Sequence:
-    stream: Stream
-    prompt_ids: list[int]
-    max_new_tokens: int
-    text: IncrementalText
-    generator: torch.Generator | None
-    generated: list[int] = field(default_factory=list)
-
-
 class LocalEngine(Engine):
     """Loads ``spec`` in a background thread, warms it, then serves batched streams."""
 
     def __init__(self, spec: ModelSpec, *, dtype: str = "auto", device: str = "auto",
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
-                 max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0) -> None:
+                 max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0,
+                 prefill_chunk_tokens: int = 512) -> None:
         self.spec = spec
         self.model_id = spec.id
         self.max_batch_size = max_batch_size
         self.max_queued = max_queued
         self.max_new_tokens = max_new_tokens
         self.max_prompt_tokens = max_input_tokens + PROMPT_OVERHEAD_TOKENS
+        self.prefill_chunk_tokens = max(1, prefill_chunk_tokens)
         self._requested = (dtype, device)
         self._warmup = warmup
         self._cpu_threads = cpu_threads
@@ -82,15 +74,13 @@ class LocalEngine(Engine):
         self._reason = ""
         self._loaded: LoadedModel | None = None
         self._cond = threading.Condition()
-        self._pending: collections.deque[_Sequence] = collections.deque()
-        self._rows: list[_Sequence] = []
-        self._cache: object | None = None
-        self._mask: torch.Tensor | None = None
-        self._next: torch.Tensor | None = None
-        self._seen: torch.Tensor | None = None  # [rows, vocab]: ids each row has seen
+        self._pending: collections.deque[Row] = collections.deque()
+        self._batch = Batch()  # its membership changes under _cond; its tensors are the scheduler's
+        self._prefilling: Prefill | None = None  # a long prompt being read, a chunk per pass
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
+        self._pass_at = time.monotonic()  # when the scheduler last finished a pass
         # Called on the scheduler thread after a prefill and after each pass; the child side of
         # :mod:`hunyuan_webui.engine.process` forwards the new text from it.
         self.after_step: Callable[[], None] | None = None
@@ -116,13 +106,18 @@ class LocalEngine(Engine):
     def status(self) -> EngineStatus:
         loaded = self._loaded
         with self._cond:
-            active, queued = len(self._rows), len(self._pending)
+            prefilling = self._prefilling
+            active = len(self._batch) + (len(prefilling.rows) if prefilling else 0)
+            queued = len(self._pending)
+        # How long the scheduler has been inside one pass while it had work: a watchdog's input.
+        stalled = time.monotonic() - self._pass_at if active or queued else 0.0
         return EngineStatus(
             state=self._state, model=self.model_id, reason=self._reason,
             device=str(loaded.device) if loaded else self._requested[1],
             dtype=loaded.dtype if loaded else self._requested[0],
             active=active, queued=queued, max_batch_size=self.max_batch_size,
-            tokens_generated=self.tokens_generated, extra={"steps": self.steps},
+            tokens_generated=self.tokens_generated,
+            extra={"steps": self.steps, "stalled_s": round(stalled, 3)},
         )
 
     def count_tokens(self, text: str) -> int:
@@ -164,18 +159,17 @@ class LocalEngine(Engine):
             if len(ids) > self.max_prompt_tokens:
                 raise InputTooLongError(
                     f"The prompt is {len(ids)} tokens long; at most {self.max_prompt_tokens} fit.")
-        sequences = [self._new_sequence(p, ids, o, loaded)
-                     for p, ids, o in zip(prompts, rendered, per_prompt)]
+        rows = [self._new_row(p, ids, o, loaded) for p, ids, o in zip(prompts, rendered, per_prompt)]
         with self._cond:
-            if len(self._pending) + len(sequences) > self.max_queued:
-                raise BusyError(f"The translator is busy ({len(self._rows)} running, "
+            if len(self._pending) + len(rows) > self.max_queued:
+                raise BusyError(f"The translator is busy ({len(self._batch)} running, "
                                 f"{len(self._pending)} waiting); please try again in a moment.")
-            self._pending.extend(sequences)
+            self._pending.extend(rows)
             self._cond.notify_all()
-        return [s.stream for s in sequences]
+        return [r.stream for r in rows]
 
-    def _new_sequence(self, prompt: str, ids: list[int], options: DecodingOptions,
-                      loaded: LoadedModel) -> _Sequence:
+    def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions,
+                 loaded: LoadedModel) -> Row:
         stream = Stream(prompt, options)
         stream.usage.prompt_tokens = len(ids)
         cap = options.max_new_tokens or 32 + 3 * len(ids)
@@ -185,9 +179,8 @@ class LocalEngine(Engine):
         tokenizer = loaded.tokenizer
         text = IncrementalText(lambda t: tokenizer.decode(t, skip_special_tokens=True,
                                                           clean_up_tokenization_spaces=False))
-        return _Sequence(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
-                         text=text,
-                         generator=generator)
+        return Row(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
+                   text=text, generator=generator)
 
     # -- the scheduler thread ---------------------------------------------------------------------
     def _main(self) -> None:
@@ -228,81 +221,116 @@ class LocalEngine(Engine):
         log.info("warm-up took %.2fs", time.perf_counter() - started)
 
     def _loop_once(self, block: bool) -> bool:
-        """Admit waiting sequences, then decode one step. False when closing."""
+        """Prefill what fits in one chunk's token budget, then decode one step. False when closing.
+
+        Prompts that fit the budget are read whole, together, in this pass. A longer one is read
+        a chunk per pass between decoding steps (only one such at a time), so neither it nor a
+        long queue holds up the rows already running or the short prompts that arrive meanwhile.
+
+        Locking: ``_cond`` guards the queue and the batch's membership. Streams are finished (which
+        runs their observers: the service's bookkeeping, cache writes) only after it is released.
+        """
         with self._cond:
-            while block and not self._closing and not self._pending and not self._rows:
+            while (block and not self._closing and not self._pending and not self._batch
+                   and self._prefilling is None):
                 self._cond.wait()
             if self._closing:
                 return False
-            room = self.max_batch_size - len(self._rows)
-            admit: list[_Sequence] = []
-            while self._pending and len(admit) < room:
-                seq = self._pending.popleft()
-                if seq.stream.cancelled:
-                    seq.stream.finish("cancelled")
-                else:
-                    admit.append(seq)
+            short, long, dropped = self._admit()
+        for seq in dropped:
+            seq.stream.finish("cancelled")
         try:
-            if admit:
-                self._prefill(admit)
+            merged = False
+            if long is not None:
+                group = self._start_prefill([long])
+                with self._cond:
+                    self._prefilling = group
+            if short:
+                merged = self._prefill_chunk(self._start_prefill(short))
+            if self._prefilling is not None:
+                merged = self._prefill_chunk(self._prefilling) or merged
             self._drop_finished()
-            if admit:
+            if merged:
                 self._stepped()  # first tokens go out now, not after the next step too
-            if self._rows:
+            if self._batch:
                 self._decode_step()
                 self._drop_finished()
         except Exception as exc:  # out of memory or a bug: fail these requests, keep serving
             log.exception("decoding failed")
-            for seq in admit:
+            for seq in [*short, *([long] if long else [])]:  # admitted, maybe never grouped
                 if not seq.stream.done:
                     seq.stream.finish("error", _as_user_error(exc))
             self._finish_all("error", _as_user_error(exc))
+        self._pass_at = time.monotonic()
         self._stepped()
         return True
+
+    def _admit(self) -> tuple[list[Row], Row | None, list[Row]]:
+        """Take from the queue, in order and within the free rows: prompts that fit one chunk's
+        token budget together, one longer prompt if none is being read, and the cancelled ones
+        met on the way. A long prompt that must wait lets shorter ones behind it go first.
+        Called with ``_cond`` held."""
+        budget = self.prefill_chunk_tokens
+        room = self.max_batch_size - len(self._batch) - (
+            len(self._prefilling.rows) if self._prefilling else 0)
+        short: list[Row] = []
+        long: Row | None = None
+        dropped: list[Row] = []
+        width = 0
+        for seq in list(self._pending):
+            if len(short) + (long is not None) >= room:
+                break
+            if seq.stream.cancelled:
+                dropped.append(seq)
+            elif len(seq.prompt_ids) > budget:
+                if long is not None or self._prefilling is not None:
+                    continue
+                long = seq
+            elif max(width, len(seq.prompt_ids)) * (len(short) + 1) <= budget:
+                width = max(width, len(seq.prompt_ids))
+                short.append(seq)
+            else:
+                break
+            self._pending.remove(seq)
+        return short, long, dropped
 
     def _stepped(self) -> None:
         if self.after_step is not None:
             self.after_step()
 
-    def _prefill(self, seqs: list[_Sequence]) -> None:
+    def _start_prefill(self, rows: list[Row]) -> Prefill:
         from hunyuan_webui.engine.kvcache import growing_cache
 
         loaded = self._require_loaded()
-        device = loaded.device
-        width = max(len(s.prompt_ids) for s in seqs)
         pad = loaded.tokenizer.pad_token_id
         pad = pad if pad is not None else next(iter(loaded.eos_token_ids))
-        input_ids = torch.full((len(seqs), width), pad, dtype=torch.long, device=device)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long, device=device)
-        for row, seq in enumerate(seqs):
-            n = len(seq.prompt_ids)
-            input_ids[row, width - n:] = torch.tensor(seq.prompt_ids, device=device)
-            mask[row, width - n:] = 1
-        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        cache = growing_cache(loaded.model.config)
-        out = loaded.model(input_ids=input_ids, attention_mask=mask, position_ids=positions,
-                           past_key_values=cache, use_cache=True, logits_to_keep=1)
-        logits = out.logits[:, -1, :].float()
-        seen = seen_mask(input_ids, mask, logits.shape[-1])
-        tokens = self._choose(seqs, logits, seen)
-        self._merge(seqs, cache, mask, torch.tensor(tokens, dtype=torch.long, device=device), seen)
+        return Prefill.start(rows, pad, loaded.device, growing_cache(loaded.model.config))
+
+    def _prefill_chunk(self, group: Prefill) -> bool:
+        """Read the next chunk of ``group``'s prompts; after the last one, choose each row's first
+        token and merge the group into the running batch (True)."""
+        logits = group.read(self._require_loaded().model, self.prefill_chunk_tokens)
+        if logits is None:
+            return False
+        seen = seen_mask(group.input_ids, group.mask, logits.shape[-1])
+        tokens = self._choose(group.rows, logits, seen)
+        with self._cond:
+            if self._prefilling is group:
+                self._prefilling = None
+            self._batch.merge(group, torch.tensor(tokens, dtype=torch.long,
+                                                  device=group.mask.device), seen)
+        return True
 
     def _decode_step(self) -> None:
-        loaded = self._require_loaded()
-        assert self._mask is not None and self._next is not None
-        positions = self._mask.sum(-1, keepdim=True)
-        ones = torch.ones((self._mask.shape[0], 1), dtype=self._mask.dtype, device=self._mask.device)
-        mask = torch.cat([self._mask, ones], dim=-1)
-        out = loaded.model(input_ids=self._next.unsqueeze(-1), attention_mask=mask,
-                           position_ids=positions, past_key_values=self._cache, use_cache=True)
-        self._mask = mask
+        batch = self._batch
+        out = self._require_loaded().model(**batch.step_inputs())
         logits = out.logits[:, -1, :].float()
         self.steps += 1
-        assert self._seen is not None
-        tokens = self._choose(self._rows, logits, self._seen)
-        self._next = torch.tensor(tokens, dtype=torch.long, device=self._mask.device)
+        assert batch.seen is not None and batch.mask is not None
+        tokens = self._choose(batch.rows, logits, batch.seen)
+        batch.next = torch.tensor(tokens, dtype=torch.long, device=batch.mask.device)
 
-    def _choose(self, seqs: list[_Sequence], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
+    def _choose(self, seqs: list[Row], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
         """Pick every row's next token at once, mark it seen, and hand each to its stream."""
         tokens = choose(logits, seen, [s.stream.options for s in seqs],
                         [s.generator for s in seqs])
@@ -312,7 +340,7 @@ class LocalEngine(Engine):
             self._accept(seq, token)
         return tokens
 
-    def _accept(self, seq: _Sequence, token: int) -> None:
+    def _accept(self, seq: Row, token: int) -> None:
         """Stream the text of ``token`` for ``seq`` and note whether the sequence has ended."""
         stream = seq.stream
         if stream.done or stream.cancelled:
@@ -330,64 +358,31 @@ class LocalEngine(Engine):
         if len(seq.generated) >= seq.max_new_tokens:
             self._end(seq, "length")
 
-    def _end(self, seq: _Sequence, reason: str) -> None:
+    def _end(self, seq: Row, reason: str) -> None:
         seq.stream.push(seq.text.finish())
         seq.stream.finish(reason)
 
     # -- batch bookkeeping ------------------------------------------------------------------------
-    def _merge(self, seqs: list[_Sequence], cache: object, mask: torch.Tensor,
-               tokens: torch.Tensor, seen: torch.Tensor) -> None:
-        """Add freshly prefilled rows to the running batch, left-padding the shorter side."""
-        if not self._rows:
-            self._rows, self._cache, self._mask, self._next = list(seqs), cache, mask, tokens
-            self._seen = seen
-            return
-        assert self._seen is not None
-        self._seen = torch.cat([self._seen, seen])
-        assert self._mask is not None and self._next is not None
-        width = max(self._mask.shape[1], mask.shape[1])
-        for old, new in zip(self._cache.layers, cache.layers):  # type: ignore[attr-defined]
-            old.keys = torch.cat([_left_pad(old.keys, width), _left_pad(new.keys, width)])
-            old.values = torch.cat([_left_pad(old.values, width), _left_pad(new.values, width)])
-        self._mask = torch.cat([_left_pad(self._mask, width, dim=1), _left_pad(mask, width, dim=1)])
-        self._next = torch.cat([self._next, tokens])
-        self._rows.extend(seqs)
-
     def _drop_finished(self) -> None:
-        """Remove ended and cancelled rows, then trim columns that are padding in every row."""
-        for seq in self._rows:
-            if seq.stream.cancelled and not seq.stream.done:
-                seq.stream.finish("cancelled")
-        keep = [i for i, seq in enumerate(self._rows) if not seq.stream.done]
-        if len(keep) == len(self._rows):
-            return
-        with self._cond:
-            if not keep:
-                self._rows, self._cache, self._mask, self._next = [], None, None, None
-                self._seen = None
-                return
-            assert self._mask is not None and self._next is not None
-            index = torch.tensor(keep, device=self._mask.device)
-            self._mask = self._mask.index_select(0, index)
-            first = int(self._mask.any(0).nonzero()[0])  # leading columns that only hold padding
-            self._mask = self._mask[:, first:]
-            for layer in self._cache.layers:  # type: ignore[attr-defined]
-                layer.keys = layer.keys.index_select(0, index)[:, :, first:]
-                layer.values = layer.values.index_select(0, index)[:, :, first:]
-            self._next = self._next.index_select(0, index)
-            assert self._seen is not None
-            self._seen = self._seen.index_select(0, index)
-            self._rows = [self._rows[i] for i in keep]
+        """Remove ended and cancelled rows (finished outside the lock) from the batch."""
+        for row in self._batch.rows:
+            if row.stream.cancelled and not row.stream.done:
+                row.stream.finish("cancelled")
+        keep = [i for i, row in enumerate(self._batch.rows) if not row.stream.done]
+        if len(keep) < len(self._batch):
+            with self._cond:
+                self._batch.keep(keep)
 
     def _finish_all(self, reason: str, error: BaseException | None) -> None:
         with self._cond:
-            for seq in [*self._rows, *self._pending]:
-                if not seq.stream.done:
-                    seq.stream.finish(reason, error)
-            self._rows, self._cache, self._mask, self._next = [], None, None, None
-            self._seen = None
-            if reason != "error":
+            ending = [*self._batch.clear(), *(self._prefilling.rows if self._prefilling else [])]
+            if reason != "error":  # after a failed step the queue is served on
+                ending += self._pending
                 self._pending.clear()
+            self._prefilling = None
+        for seq in ending:  # outside the lock: finishing runs the streams' observers
+            if not seq.stream.done:
+                seq.stream.finish(reason, error)
 
     # -- helpers ----------------------------------------------------------------------------------
     def _require_loaded(self) -> LoadedModel:
@@ -401,15 +396,6 @@ class LocalEngine(Engine):
         if self._state is EngineState.STOPPED:
             return "The translator is shutting down."
         return f"The model is still {self._state.value}; please wait a moment."
-
-
-def _left_pad(tensor: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
-    missing = width - tensor.shape[dim]
-    if missing <= 0:
-        return tensor
-    shape = list(tensor.shape)
-    shape[dim] = missing
-    return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
 
 
 def _as_user_error(exc: BaseException) -> TranslatorError:

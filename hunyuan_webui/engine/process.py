@@ -13,7 +13,6 @@ From the parent:
 
 - ``("submit", call, ids, prompts, options)``
 - ``("cancel", ids)``
-- ``("status", call)``
 - ``("count", call, text)``
 - ``("close",)``
 
@@ -22,26 +21,34 @@ From the child:
 - ``("reply", call, ok, payload)``
 - ``("step", deltas, ends)``, after every scheduler pass that changed something. ``deltas`` is
   ``[(id, text, completion_tokens)]``; ``ends`` is ``[(id, reason, error, usage)]``.
+- ``("beat", status)`` twice a second from a thread of its own: the engine's status, so the
+  parent answers ``status()`` without a round trip, and knows the child is alive.
+
+The code is in three modules: this one (the supervisor, which is the engine the service sees),
+:mod:`~hunyuan_webui.engine.child` (the parent's handle on one child) and
+:mod:`~hunyuan_webui.engine.worker` (what runs in the child).
 
 Errors cross as (class name, message, attributes) and are raised again as the same
 :mod:`hunyuan_webui.errors` class. The child is started with ``spawn``, because a forked copy of a
-process with threads and a loaded torch is unsafe. If the child dies, every stream ends with an
-error and the status says so.
+process with threads and a loaded torch is unsafe.
+
+Supervision: a thread in the parent restarts the child when it exits, stops sending heartbeats, or
+spends :data:`STALL_TIMEOUT_S` in one scheduler pass with work waiting (it is killed first). Its
+streams end with a message that says so; meanwhile the status is "restarting". Restarts back off,
+and :data:`RESTART_LIMIT` failures within :data:`RESTART_WINDOW_S` stop them with the reason.
+A child that reports a failed load is not restarted: loading again would fail again.
 """
+
 
 from __future__ import annotations
 
 import atexit
-import contextlib
-import itertools
 import logging
-import multiprocessing
-import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import Future
-from dataclasses import asdict
+from dataclasses import replace
 from typing import Any
 
 from hunyuan_webui import errors
@@ -53,319 +60,154 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
-from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.engine.child import Child
+from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.models import ModelSpec
 
 log = logging.getLogger(__name__)
 
-CALL_TIMEOUT_S = 30.0
-STATUS_TIMEOUT_S = 2.0  # the child is still importing torch: report "loading" meanwhile
-
-
-# -- the parent side -------------------------------------------------------------------------------
-class _ChildStream(Stream):
-    """A stream whose cancellation is also sent to the child."""
-
-    def __init__(self, prompt: str, options: DecodingOptions, engine: ProcessEngine,
-                 key: int) -> None:
-        super().__init__(prompt, options)
-        self._engine, self._key = engine, key
-
-    def cancel(self) -> None:
-        already = self.cancelled
-        super().cancel()
-        if not already and not self.done:
-            with contextlib.suppress(OSError, ValueError):  # the child is gone: nothing runs
-                self._engine._send(("cancel", [self._key]))
+BEAT_TIMEOUT_S = 15.0  # no heartbeat for this long from a running child: it is hung
+STALL_TIMEOUT_S = 180.0  # one scheduler pass this long with work waiting: it is hung
+RESTART_LIMIT = 5  # failures within the window before the supervisor gives up
+RESTART_WINDOW_S = 600.0
+BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+SUPERVISE_EVERY_S = 0.2
 
 
 class ProcessEngine(Engine):
-    """:class:`~hunyuan_webui.engine.local.LocalEngine` in a child process, same interface."""
+    """:class:`~hunyuan_webui.engine.local.LocalEngine` in a supervised child process, same
+    interface. The child is replaced when it dies or hangs (see the module's docstring).
 
-    def __init__(self, spec: ModelSpec, **engine_kwargs: Any) -> None:
+    Locking: ``_lock`` guards which child is current and the supervisor's state. It is never held
+    while calling into a child; a child's own lock is never held while taking this one.
+    """
+
+    def __init__(self, spec: ModelSpec, *, beat_timeout: float = BEAT_TIMEOUT_S,
+                 stall_timeout: float = STALL_TIMEOUT_S, **engine_kwargs: Any) -> None:
         self.spec = spec
         self.model_id = spec.id
         self._kwargs = engine_kwargs
-        context = multiprocessing.get_context("spawn")
-        self._conn, child_end = context.Pipe()
-        self._process = context.Process(target=_child_main,
-                                        args=(child_end, spec, engine_kwargs, _log_settings()),
-                                        name="hymt-engine", daemon=True)
-        self._process.start()
-        child_end.close()
-        self._send_lock = threading.Lock()
+        self._beat_timeout, self._stall_timeout = beat_timeout, stall_timeout
         self._lock = threading.Lock()
-        self._streams: dict[int, Stream] = {}
-        self._calls: dict[int, Future[Any]] = {}
-        self._keys = itertools.count()
-        self._dead = ""  # why the child is gone, once it is
+        self._child = Child(spec, engine_kwargs)
+        self._recovering = ""  # while a replacement child loads: why the last one went
+        self._given_up = ""  # the supervisor stopped restarting: why
+        self._failures: deque[float] = deque()
+        self.restarts = 0
         self._closing = False
-        self._receiver = threading.Thread(target=self._receive, name="hymt-engine-pipe",
-                                          daemon=True)
-        self._receiver.start()
+        self._stop = threading.Event()
+        self._supervisor = threading.Thread(target=self._supervise, name="hymt-engine-supervisor",
+                                            daemon=True)
+        self._supervisor.start()
         atexit.register(self.close)
 
     # -- Engine -----------------------------------------------------------------------------------
     def submit(self, prompts: Sequence[str],
                options: DecodingOptions | Sequence[DecodingOptions]) -> list[Stream]:
         per_prompt = options_per_prompt(prompts, options)
-        keys = [next(self._keys) for _ in prompts]
-        streams = [_ChildStream(p, o, self, k) for p, o, k in zip(prompts, per_prompt, keys)]
-        with self._lock:
-            self._streams.update(zip(keys, streams))
-        try:
-            prompt_tokens = self._call("submit", keys, list(prompts),
-                                       [asdict(o) for o in per_prompt])
-        except BaseException:
-            with self._lock:
-                for key in keys:
-                    self._streams.pop(key, None)
-            with contextlib.suppress(OSError, ValueError):  # admitted after all (a timeout)?
-                self._send(("cancel", keys))
-            raise
-        for stream, count in zip(streams, prompt_tokens):
-            stream.usage.prompt_tokens = count
-        return streams
+        child = self._usable_child()
+        return child.submit(prompts, per_prompt)
 
     def status(self) -> EngineStatus:
-        if self._dead:
-            return self._failed_status()
-        try:
-            data = self._call("status", timeout=STATUS_TIMEOUT_S)
-        except TranslatorError:
-            return self._failed_status() if self._dead else EngineStatus(
-                state=EngineState.LOADING, model=self.model_id,
-                device=self._kwargs.get("device", ""), dtype=self._kwargs.get("dtype", ""))
-        data["state"] = EngineState(data["state"])
-        data["extra"] = {**data.get("extra", {}), "process": self._process.pid}
-        return EngineStatus(**data)
+        with self._lock:
+            child, recovering, given_up = self._child, self._recovering, self._given_up
+        extra = {"process": child.pid, "restarts": self.restarts}
+        if self._closing:
+            return self._own_status(EngineState.STOPPED, "The translator is shutting down.", extra)
+        if given_up:
+            return self._own_status(EngineState.FAILED, given_up, extra)
+        beat, _ = child.last_status()
+        if recovering and (beat is None or beat.state in (EngineState.LOADING, EngineState.WARMING)
+                           or child.exited.is_set()):
+            return self._own_status(EngineState.RESTARTING, recovering, extra)
+        if child.exited.is_set():  # the supervisor is about to notice
+            return self._own_status(EngineState.RESTARTING, child.dead, extra)
+        if beat is None:  # the child is still importing torch
+            return self._own_status(EngineState.LOADING, "", extra)
+        return replace(beat, extra={**beat.extra, **extra})
 
     def count_tokens(self, text: str) -> int:
-        return int(self._call("count", text))
+        return int(self._usable_child().call("count", text))
 
     def close(self) -> None:
         if self._closing:
             return
         self._closing = True
+        self._stop.set()
         atexit.unregister(self.close)
-        with contextlib.suppress(OSError, ValueError):
-            self._send(("close",))
-        self._process.join(timeout=15)
-        if self._process.is_alive():
-            self._process.terminate()
-            self._process.join(timeout=5)
-        self._conn.close()
-        self._receiver.join(timeout=5)
-
-    # -- plumbing ---------------------------------------------------------------------------------
-    def _send(self, message: tuple[Any, ...]) -> None:
-        with self._send_lock:
-            self._conn.send(message)
-
-    def _call(self, kind: str, *args: Any, timeout: float = CALL_TIMEOUT_S) -> Any:
-        if self._dead:
-            raise errors.EngineError(self._dead)
-        future: Future[Any] = Future()
-        key = next(self._keys)
+        if self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout=5)
         with self._lock:
-            self._calls[key] = future
-        try:
-            self._send((kind, key, *args))
-            return future.result(timeout=timeout)
-        except (OSError, ValueError):  # the pipe is closed: the child is gone
-            raise errors.EngineError(self._dead or "The engine process has stopped.") from None
-        except TimeoutError:
-            raise errors.EngineError(f"The engine process did not answer within {timeout:g}s.") \
-                from None
-        finally:
+            child = self._child
+        child.close()
+
+    # -- supervision ------------------------------------------------------------------------------
+    def _usable_child(self) -> Child:
+        with self._lock:
+            child, recovering, given_up = self._child, self._recovering, self._given_up
+        if self._closing:
+            raise NotReadyError("The translator is shutting down.")
+        if given_up:
+            raise errors.EngineError(given_up)
+        beat, _ = child.last_status()
+        if child.exited.is_set() or (recovering and (beat is None or not beat.ready)):
+            raise NotReadyError("The translation engine is restarting after a failure; please "
+                                "try again in a few seconds.")
+        return child
+
+    def _supervise(self) -> None:
+        while not self._stop.wait(SUPERVISE_EVERY_S):
             with self._lock:
-                self._calls.pop(key, None)
-
-    def _receive(self) -> None:
-        try:
-            while True:
-                message = self._conn.recv()
-                if message[0] == "step":
-                    self._apply_step(message[1], message[2])
-                elif message[0] == "reply":
-                    _, key, ok, payload = message
-                    with self._lock:
-                        future = self._calls.get(key)
-                    if future is not None:
-                        if ok:
-                            future.set_result(payload)
-                        else:
-                            future.set_exception(_rebuild_error(payload))
-        except (EOFError, OSError):
-            pass
-        self._process.join(timeout=2)
-        code = self._process.exitcode
-        self._dead = ("The translator is shutting down." if self._closing else
-                      f"The engine process stopped unexpectedly (exit code {code}); "
-                      "restart the translator.")
-        if not self._closing:
-            log.error("%s", self._dead)
-        with self._lock:
-            streams, self._streams = list(self._streams.values()), {}
-            calls, self._calls = list(self._calls.values()), {}
-        for stream in streams:
-            if not stream.done:
-                stream.finish("cancelled" if self._closing else "error",
-                              None if self._closing else errors.EngineError(self._dead))
-        for future in calls:
-            future.set_exception(errors.EngineError(self._dead))
-
-    def _apply_step(self, deltas: list[tuple[int, str, int]],
-                    ends: list[tuple[int, str, Any, dict[str, Any]]]) -> None:
-        now = time.perf_counter()
-        with self._lock:
-            streams = self._streams
-            touched = [(streams.get(key), text, count) for key, text, count in deltas]
-            ended = [(streams.pop(key, None), reason, error, usage)
-                     for key, reason, error, usage in ends]
-        for stream, text, count in touched:
-            if stream is None:
+                child = self._child
+            beat, _ = child.last_status()
+            if self._recovering and beat is not None and beat.state is not EngineState.LOADING \
+                    and beat.state is not EngineState.WARMING:
+                with self._lock:
+                    self._recovering = ""
+                log.warning("engine process restarted (pid %s): %s", child.pid, beat.state)
+            problem = child.problem(self._beat_timeout, self._stall_timeout)
+            if not problem or self._closing:
                 continue
-            if stream.usage.first_token_at is None:
-                stream.usage.first_token_at = now
-            stream.usage.completion_tokens = count
-            stream.push(text)
-        for stream, reason, error, usage in ended:
-            if stream is None:
-                continue
-            stream.usage.completion_tokens = usage["completion_tokens"]
-            if stream.usage.first_token_at is None and usage["first_token"]:
-                stream.usage.first_token_at = now
-            stream.finish(reason, None if error is None else _rebuild_error(error))
+            if not child.exited.is_set():
+                log.warning("engine process %s %s: killing it", child.pid, problem)
+                child.kill(problem)
+                child.exited.wait(10)
+            if not self._replace(child, problem):
+                return
 
-    def _failed_status(self) -> EngineStatus:
-        state = EngineState.STOPPED if self._closing else EngineState.FAILED
-        return EngineStatus(state=state, model=self.model_id, reason=self._dead,
+    def _replace(self, old: Child, problem: str) -> bool:
+        """Start a new child after a backoff; False once the failures are too many."""
+        now = time.monotonic()
+        self._failures.append(now)
+        while self._failures and now - self._failures[0] > RESTART_WINDOW_S:
+            self._failures.popleft()
+        if len(self._failures) > RESTART_LIMIT:
+            reason = (f"The engine process failed {len(self._failures)} times within "
+                      f"{RESTART_WINDOW_S / 60:g} minutes (last: it {problem}); it is not restarted "
+                      "again. See the server log, then restart the translator.")
+            log.error("%s", reason)
+            with self._lock:
+                self._given_up = reason
+            return False
+        delay = BACKOFF_S[min(len(self._failures), len(BACKOFF_S)) - 1]
+        note = f"The engine process {problem}; restarting it."
+        log.warning("engine process (pid %s) %s; starting a new one in %.1fs (failure %d of at "
+                    "most %d in %g min)", old.pid, problem, delay, len(self._failures),
+                    RESTART_LIMIT, RESTART_WINDOW_S / 60)
+        with self._lock:
+            self._recovering = note
+        if self._stop.wait(delay):
+            return False
+        new = Child(self.spec, self._kwargs)
+        with self._lock:
+            self._child = new
+            self.restarts += 1
+        old.conn.close()
+        return True
+
+    def _own_status(self, state: EngineState, reason: str, extra: dict[str, Any]) -> EngineStatus:
+        return EngineStatus(state=state, model=self.model_id, reason=reason,
                             device=self._kwargs.get("device", ""),
-                            dtype=self._kwargs.get("dtype", ""))
+                            dtype=self._kwargs.get("dtype", ""), extra=extra)
 
 
-def _error_payload(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
-    if isinstance(exc, TranslatorError):
-        attrs = {k: v for k, v in vars(exc).items() if k != "user_message"
-                 and isinstance(v, str | int | float | bool | list | tuple | type(None))}
-        return type(exc).__name__, exc.user_message, attrs
-    return "TranslatorError", f"Generation failed: {exc}", {}
-
-
-def _rebuild_error(payload: tuple[str, str, dict[str, Any]]) -> TranslatorError:
-    name, message, attrs = payload
-    cls = getattr(errors, name, TranslatorError)
-    if not (isinstance(cls, type) and issubclass(cls, TranslatorError)):
-        cls = TranslatorError
-    error = cls.__new__(cls)
-    TranslatorError.__init__(error, message)
-    error.__dict__.update(attrs)
-    return error
-
-
-# -- the child side --------------------------------------------------------------------------------
-class _Forwarder:
-    """Sends each scheduler pass's new text and endings to the parent, as one message."""
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-        self.send_lock = threading.Lock()
-        self.lock = threading.Lock()
-        self.live: dict[int, tuple[Stream, list[int]]] = {}  # key -> (stream, [chunks sent])
-
-    def send(self, message: tuple[Any, ...]) -> None:
-        with self.send_lock:
-            self.conn.send(message)
-
-    def add(self, keys: list[int], streams: list[Stream]) -> None:
-        with self.lock:
-            for key, stream in zip(keys, streams):
-                self.live[key] = (stream, [0])
-
-    def flush(self) -> None:
-        deltas: list[tuple[int, str, int]] = []
-        ends: list[tuple[int, str, Any, dict[str, Any]]] = []
-        with self.lock:
-            for key, (stream, sent) in list(self.live.items()):
-                finished = stream.done
-                chunks, _ = stream.read(sent[0], timeout=0)
-                if chunks:
-                    sent[0] += len(chunks)
-                    deltas.append((key, "".join(chunks), stream.usage.completion_tokens))
-                if finished:
-                    del self.live[key]
-                    error = None if stream.error is None else _error_payload(stream.error)
-                    ends.append((key, stream.finish_reason or "error", error,
-                                 {"completion_tokens": stream.usage.completion_tokens,
-                                  "first_token": stream.usage.first_token_at is not None}))
-        if deltas or ends:
-            self.send(("step", deltas, ends))
-
-
-def _log_settings() -> dict[str, Any]:
-    """The parent's logging choices, which a spawned child does not inherit."""
-    from transformers.utils import logging as hf_logging
-
-    return {"level": logging.getLogger().getEffectiveLevel(),
-            "transformers": hf_logging.get_verbosity(),
-            "progress_bars": hf_logging.is_progress_bar_enabled()}
-
-
-def _child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
-                log_settings: dict[str, Any]) -> None:
-    from transformers.utils import logging as hf_logging
-
-    from hunyuan_webui.engine.local import LocalEngine
-
-    # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
-    # sends "close", or its end of the pipe closes when it exits).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    logging.basicConfig(level=log_settings["level"],
-                        format="%(asctime)s %(levelname)s %(name)s [engine]: %(message)s")
-    hf_logging.set_verbosity(log_settings["transformers"])
-    if not log_settings["progress_bars"]:
-        hf_logging.disable_progress_bar()
-    engine = LocalEngine(spec, **engine_kwargs)
-    forward = _Forwarder(conn)
-    engine.after_step = forward.flush
-    try:
-        while True:
-            try:
-                message = conn.recv()
-            except (EOFError, OSError):  # the parent is gone
-                break
-            kind = message[0]
-            if kind == "close":
-                break
-            if kind == "cancel":
-                with forward.lock:
-                    found = [forward.live.get(key) for key in message[1]]
-                for entry in found:
-                    if entry is not None:
-                        entry[0].cancel()
-                continue
-            key = message[1]
-            try:
-                if kind == "submit":
-                    _, _, keys, prompts, options = message
-                    streams = engine.submit(prompts, [DecodingOptions(**o) for o in options])
-                    forward.add(keys, streams)
-                    reply: Any = [s.usage.prompt_tokens for s in streams]
-                    forward.send(("reply", key, True, reply))
-                    forward.flush()  # what the scheduler did before `add` (a 1-token answer)
-                    continue
-                elif kind == "status":
-                    reply = engine.status().to_dict()
-                elif kind == "count":
-                    reply = engine.count_tokens(message[2])
-                else:
-                    raise TranslatorError(f"unknown request {kind!r}")
-                forward.send(("reply", key, True, reply))
-            except Exception as exc:  # answered, so the parent raises it where it asked
-                forward.send(("reply", key, False, _error_payload(exc)))
-    finally:
-        engine.close()
-        with contextlib.suppress(OSError):
-            forward.flush()
-        conn.close()
