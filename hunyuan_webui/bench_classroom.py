@@ -192,8 +192,14 @@ def memory(server: ServerProcess, before: dict[str, Any], after: dict[str, Any],
     elif after["engine_pid"] is None:
         engine["note"] = "no engine process after the soak"
     elif before["engine_pid"] != after["engine_pid"]:
+        # Growth is the larger of the killed process's (until the kill) and the end's, both
+        # against the same warm baseline: a fresh process must not hide a leak, nor show one.
+        grown = [g for g in (report.growth(before["engine"], engine["at_kill"]), engine["growth"])
+                 if g is not None]
+        engine["growth"] = max(grown) if grown else None
         engine["note"] = (f"after: the new engine process {after['engine_pid']}; the killed one "
-                          f"had {kill.get('rss_at_kill_mib')} MiB at the kill")
+                          f"had {engine['at_kill']} MiB at the kill; growth is the larger of "
+                          f"the two against before")
     return {"server": server_mem, "engine": engine}
 
 

@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -222,6 +223,19 @@ def test_texts_documents_have_distinct_sentences_and_shorts_never_repeat() -> No
     assert all(len(split_document(s.text, s.source).segments) == 1 for s in shorts)
     kinds = [texts.pick(random.Random(i))[0] for i in range(2000)]
     assert 0.35 < kinds.count("class example") / len(kinds) < 0.45
+
+
+def test_engine_memory_growth_after_a_restart_counts_the_killed_process_too() -> None:
+    """A fresh engine after the kill is small again; that must not hide the old one's growth."""
+    server = SimpleNamespace(proc=SimpleNamespace(pid=1))
+    start = {"server": 90.0, "engine": 450.0}
+    before = {"server": 100.0, "engine": 500.0, "engine_pid": 7, "at_start": start}
+    after = {"server": 104.0, "engine": 455.0, "engine_pid": 8}
+    mem = bench_classroom.memory(server, before, after, {"rss_at_kill_mib": 560.0})
+    assert mem["server"]["growth"] == 0.04
+    assert mem["engine"]["growth"] == 0.12 and "new engine process 8" in mem["engine"]["note"]
+    same = bench_classroom.memory(server, before, {**after, "engine_pid": 7}, {})
+    assert same["engine"]["growth"] == -0.09 and "note" not in same["engine"]
 
 
 def test_process_helpers_read_proc() -> None:
