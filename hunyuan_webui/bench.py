@@ -49,7 +49,7 @@ from typing import Any
 
 import httpx
 
-from hunyuan_webui import bench_peers
+from hunyuan_webui import bench_classroom, bench_peers
 from hunyuan_webui.bench_clients import (
     Batch,
     Client,
@@ -280,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Side-by-side serving benchmark: the old one-generate-at-a-time WebUI, "
                     "transformers serve (with and without continuous batching) and this app, "
                     "on one random-weight checkpoint of the Hunyuan-MT architecture.",
-        epilog="Example: python -m hunyuan_webui.bench --threads 1 --doc docs/PERFORMANCE.md")
+        epilog="Example: python -m hunyuan_webui.bench --threads 1 --doc docs/PERFORMANCE.md. "
+               "The classroom soak: python -m hunyuan_webui.bench classroom --help")
     parser.add_argument("--size", choices=sorted(bench_peers.SIZES), default="cpu",
                         help="checkpoint shape: cpu = 31M params for a CPU (default), 7b = the "
                              "real 7B shape for a GPU, small = 4M, tiny = 0.7M for tests")
@@ -412,6 +413,9 @@ def _prompt_tokens(batches: dict[tuple[str, int], list[Batch]]) -> dict[str, dic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["classroom"]:  # the classroom soak: docs/RELIABILITY.md
+        return bench_classroom.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.threads:  # before torch loads: the in-process engine runs like the peers
         os.environ.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))

@@ -534,7 +534,8 @@ def test_metrics(client, app):
                        ("hymt_time_to_first_token_seconds", "histogram"),
                        ("hymt_tokens_generated", "counter"), ("hymt_queue_length", "gauge"),
                        ("hymt_active_batch", "gauge"), ("hymt_cache_hits", "counter"),
-                       ("hymt_cache_misses", "counter"), ("hymt_engine_ready", "gauge")]:
+                       ("hymt_cache_misses", "counter"), ("hymt_engine_ready", "gauge"),
+                       ("hymt_model_calls", "counter")]:
         assert families.get(name) == kind, (name, families.get(name))
     after = metric_samples(r.text)
 
@@ -550,6 +551,7 @@ def test_metrics(client, app):
     assert grew("hymt_http_errors_total", route=route, status="422") == 1
     assert grew("hymt_http_request_seconds_count", route=route) == 5
     assert grew("hymt_cache_hits_total") == 1 and grew("hymt_cache_misses_total") == 2
+    assert grew("hymt_model_calls_total") == 2  # the two misses; the hit needed no model
     assert grew("hymt_translation_seconds_count") == 3
     assert grew("hymt_time_to_first_token_seconds_count") >= 2
     assert grew("hymt_tokens_generated_total") > 0
