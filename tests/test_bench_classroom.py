@@ -1,4 +1,4 @@
-"""The classroom soak (``python -m hunyuan_webui.bench classroom``, docs/RELIABILITY.md).
+"""The classroom soak (``python -m benchmarks.bench classroom``, docs/RELIABILITY.md).
 
 The pure parts (hang detection, the kill window, statistics, the share of repeats served without
 the model, the targets, the report) run on recorded data without a server. One slow test runs a
@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from hunyuan_webui import bench, bench_classroom
-from hunyuan_webui import bench_classroom_report as report
-from hunyuan_webui.bench_classroom_report import KillWindow, Outcome
-from hunyuan_webui.bench_classroom_server import alive, rss_mib
-from hunyuan_webui.bench_classroom_students import Texts, Watchdog, error_message
-from hunyuan_webui.bench_report import update_doc
+from benchmarks import bench
+from benchmarks import classroom as bench_classroom
+from benchmarks import classroom_report as report
+from benchmarks.classroom_report import KillWindow, Outcome
+from benchmarks.classroom_server import alive, rss_mib
+from benchmarks.classroom_students import Texts, Watchdog, error_message
+from benchmarks.report import update_doc
 from hunyuan_webui.segment import split_document
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +136,7 @@ def summary(**kw: Any) -> dict[str, Any]:
 
 def good_result() -> dict[str, Any]:
     return {
-        "command": "python -m hunyuan_webui.bench classroom", "started": "2026-12-01 10:00 UTC",
+        "command": "python -m benchmarks.bench classroom", "started": "2026-12-01 10:00 UTC",
         "duration_s": 300.0,
         "settings": {"engine": "process", "students": 30, "duration": 180.0},
         "machine": {"cpus": 2, "processor": "x86_64", "python": "3.11.7",
@@ -265,7 +266,7 @@ def test_short_soak_kills_the_engine_and_it_comes_back(tmp_path: Path) -> None:
     """
     out, doc = tmp_path / "soak.json", tmp_path / "RELIABILITY.md"
     done = subprocess.run(
-        [sys.executable, "-m", "hunyuan_webui.bench", "classroom", "--students", "6",
+        [sys.executable, "-m", "benchmarks.bench", "classroom", "--students", "6",
          "--duration", "25", "--idle-requests", "2", "--kill-at", "0.3", "--doc-chars", "300",
          "--out", str(out), "--doc", str(doc)],
         cwd=ROOT, capture_output=True, text=True, timeout=540)

@@ -17,9 +17,9 @@ import pytest
 from apphelpers import wait_until
 from gradio_client import Client
 
+from benchmarks.peers import build_checkpoint
 from hunyuan_webui import models
 from hunyuan_webui.app import Server, create_app
-from hunyuan_webui.bench_peers import build_checkpoint
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings

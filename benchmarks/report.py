@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hunyuan_webui.bench_clients import Batch
+from benchmarks.clients import Batch
 
 APP_SYSTEMS = ("app-gradio", "app-api")
 TARGETS = {"throughput_vs_baseline": 3.0, "throughput_vs_serve": 1.5, "ttft_vs_engine": 1.3,

@@ -1,7 +1,7 @@
 """The classroom soak's numbers: what each simulated student saw (:class:`Outcome`), the
 statistics over those outcomes, the issue's targets with PASS/FAIL, and the markdown section
 written into docs/RELIABILITY.md. Pure functions of recorded data, so the unit tests drive them
-without a server; :mod:`hunyuan_webui.bench_classroom` records the data.
+without a server; :mod:`benchmarks.classroom` records the data.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hunyuan_webui.bench_report import percentile
+from benchmarks.report import percentile
 
 # The issue's targets.
 MAX_READY_AFTER_KILL_S = 30.0

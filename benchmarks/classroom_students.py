@@ -1,7 +1,7 @@
 """The classroom soak's students: what they type (the demo phrase table, the class example,
 sentences nobody sent before, 2,000-character documents) and one request over the page's own
 protocol (``POST /gradio_api/call/translate``, then that event's stream), with hang detection.
-Each request becomes an :class:`~hunyuan_webui.bench_classroom_report.Outcome`.
+Each request becomes an :class:`~benchmarks.classroom_report.Outcome`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import httpx
 
-from hunyuan_webui.bench_classroom_report import Outcome
-from hunyuan_webui.bench_clients import _sse
+from benchmarks.classroom_report import Outcome
+from benchmarks.clients import sse_lines
 from hunyuan_webui.demo_model import load_phrases
 
 CALL = "/gradio_api/call/translate"
@@ -154,7 +154,7 @@ class Soak:
             watch.remaining())
         event_id = started.raise_for_status().json()["event_id"]
         async with self.http.stream("GET", f"{self.url}{CALL}/{event_id}") as response:
-            events, shown = aiter(_sse(response)), ""
+            events, shown = aiter(sse_lines(response)), ""
             while (item := await asyncio.wait_for(_next(events), watch.remaining())) is not None:
                 event, data = item
                 if event == "error":

@@ -1,15 +1,15 @@
-"""The classroom soak: ``python -m hunyuan_webui.bench classroom --help``.
+"""The classroom soak: ``python -m benchmarks.bench classroom --help``.
 
 It starts ``app.py --demo`` as a child process on a free loopback port
-(:mod:`~hunyuan_webui.bench_classroom_server`) and drives it the way a class does, over the page's
-own protocol (:mod:`~hunyuan_webui.bench_classroom_students`): an idle baseline (8 clients sending
+(:mod:`~benchmarks.classroom_server`) and drives it the way a class does, over the page's
+own protocol (:mod:`~benchmarks.classroom_students`): an idle baseline (8 clients sending
 single sentences); the same 8 clients beside one client translating a ~2,000-character Chinese
 document; then 30 students for three minutes: mostly short phrases, about 40% the same class
 example, a few 2,000-character pastes, about 10% of tabs closed after the first text, and one
 ``kill -9`` of the engine process. It reports requests, errors, hangs (no progress for 30 s:
 aborted), first-text times against the idle server, cache hits and model calls, the memory of
 both processes before and after, and the issue's targets
-(:mod:`~hunyuan_webui.bench_classroom_report`). Every wait has a deadline; the server and its
+(:mod:`~benchmarks.classroom_report`). Every wait has a deadline; the server and its
 engine are stopped at the end, on errors and on Ctrl+C. It is a measurement: it exits 0 even when
 targets fail, and says which.
 """
@@ -34,11 +34,11 @@ from typing import Any
 
 import httpx
 
-from hunyuan_webui import bench_classroom_report as report
-from hunyuan_webui.bench_classroom_report import KillWindow, Outcome
-from hunyuan_webui.bench_classroom_server import ServerProcess, SoakError, rss_mib
-from hunyuan_webui.bench_classroom_students import SHORT_LIMIT_S, Soak, Texts
-from hunyuan_webui.bench_report import update_doc
+from benchmarks import classroom_report as report
+from benchmarks.classroom_report import KillWindow, Outcome
+from benchmarks.classroom_server import ServerProcess, SoakError, rss_mib
+from benchmarks.classroom_students import SHORT_LIMIT_S, Soak, Texts
+from benchmarks.report import update_doc
 
 CLIENTS = 8  # the issue's clients of single sentences, idle and beside the document
 CLOSE_SHARE = 0.10  # requests whose tab is closed after the first text
@@ -307,12 +307,12 @@ def _say(message: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     d = Config()
     parser = argparse.ArgumentParser(
-        prog="python -m hunyuan_webui.bench classroom",
+        prog="python -m benchmarks.bench classroom",
         description="Classroom soak: start the app on the demo model and drive it like a class "
                     "(idle baseline, a document beside 8 clients, then students with one kill -9 "
                     "of the engine); report hangs, errors, first-text times, cache use, memory "
                     "and the targets of docs/RELIABILITY.md.",
-        epilog="Example: python -m hunyuan_webui.bench classroom --doc docs/RELIABILITY.md")
+        epilog="Example: python -m benchmarks.bench classroom --doc docs/RELIABILITY.md")
     add = parser.add_argument
     add("--students", type=int, default=d.students, help="simulated students (default %(default)s)")
     add("--duration", type=float, default=d.duration,
@@ -340,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 0 < args.kill_at < 1 or args.students < 1 or args.duration <= 0:
         raise SystemExit("--kill-at must be between 0 and 1; --students and --duration positive")
     cfg = Config(**{k: v for k, v in vars(args).items() if k not in ("out", "doc")})
-    command = " ".join(["python -m hunyuan_webui.bench classroom", *argv])
+    command = " ".join(["python -m benchmarks.bench classroom", *argv])
     try:
         result = run(cfg, command)
     except SoakError as exc:
