@@ -391,7 +391,7 @@ async def _lt_params(request: Request) -> dict[str, Any]:
     if "json" in content_type:
         try:
             body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # bad JSON or UTF-8, 5,000-digit numbers, deep nesting
             raise InputError("Malformed JSON body.") from None
         if not isinstance(body, dict):
             raise InputError("The JSON body must be an object.")
