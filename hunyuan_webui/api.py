@@ -41,6 +41,7 @@ from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
+from hunyuan_webui.security import Redactor
 from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
 
@@ -157,6 +158,7 @@ CallerDep = Annotated[Caller, Depends(_caller)]
 def create_api(translator: Translator, settings: Settings) -> FastAPI:
     access = AccessControl.from_settings(settings)
     metrics = Metrics(translator)
+    redact = Redactor.for_translator(translator)
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Each streaming request reads its job in a worker thread; leave room beyond the defaults.
@@ -174,6 +176,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     )
     app.state.metrics = metrics
     app.state.access = access
+    app.state.redact = redact
     if settings.cors_origins:
         origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
@@ -192,7 +195,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         """The model is loaded and warm (503 until then, with the state and any failure reason)."""
         status = translator.engine.status()
         code = 200 if status.state == EngineState.READY else 503
-        return JSONResponse(status.to_dict(), status_code=code)
+        return JSONResponse(redact.answer(status.to_dict()), status_code=code)
 
     @app.get("/metrics", tags=["operations"])
     def prometheus() -> Response:
@@ -253,14 +256,15 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
             # The background task runs however the response ends. A disconnect normally cancels
             # the generator (whose `finally` cancels the job), but one that lands while Starlette
             # awaits a paused write leaves the generator suspended until garbage collection.
-            return StreamingResponse(_sse(job, request, metrics), media_type="text/event-stream",
+            return StreamingResponse(_sse(job, request, metrics, redact),
+                                     media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
                                               "X-Accel-Buffering": "no"},
                                      background=BackgroundTask(job.cancel))
         results = await _run_jobs(translator, requests)
         for r in results:
             metrics.observe_result(r)
-        payload = [r.to_dict() for r in results]
+        payload = [redact.answer(r.to_dict()) for r in results]
         if not isinstance(body.text, list):
             return payload[0]
         return {
@@ -352,7 +356,8 @@ async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) 
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
 
 
-async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
+async def _sse(job: Job, request: Request, metrics: Metrics,
+               redact: Redactor) -> AsyncIterator[str]:
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
         async for updates in batched_updates(job):
@@ -362,10 +367,11 @@ async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[st
             final = updates[-1].result
             if final is not None:
                 metrics.observe_result(final)
-                yield _event({"done": True, **final.to_dict()})
+                yield _event({"done": True, **redact.answer(final.to_dict())})
     except TranslatorError as exc:
         metrics.count_error("/v1/translate", exc.http_status)
-        yield _event({"error": {"code": exc.code, "message": exc.user_message}}, event="error")
+        yield _event({"error": {"code": exc.code, "message": redact.text(exc.user_message)}},
+                     event="error")
     except asyncio.CancelledError:
         log.info("stream cancelled: %s", getattr(request.state, "request_id", "?"))
         raise
@@ -428,10 +434,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             headers["Retry-After"] = str(max(1, round(retry_after)))
+        message = app.state.redact.text(exc.user_message)
         if lt_route(request):
-            return JSONResponse({"error": exc.user_message}, status_code=exc.http_status,
-                                headers=headers)
-        return _error(exc.http_status, exc.code, exc.user_message, headers,
+            return JSONResponse({"error": message}, status_code=exc.http_status, headers=headers)
+        return _error(exc.http_status, exc.code, message, headers,
                       getattr(request.state, "request_id", None))
 
     @app.exception_handler(RequestValidationError)

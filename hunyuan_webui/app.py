@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.user_message}", file=sys.stderr)
         return 2
     translator: Translator = app.state.translator
-    log.info("serving on %s (model %s; loading...)", server.url, translator.spec.id)
+    log.info("serving on %s (model %s; loading...)", server.url, translator.spec.public_id)
     status = translator.engine.wait_ready()
     if status.state != EngineState.READY:
         print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)

@@ -24,6 +24,7 @@ from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
+from hunyuan_webui.security import Redactor
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 
 MODE_LABELS = {
@@ -219,6 +220,7 @@ class TranslatorUI:
 
     def __init__(self, translator: Translator) -> None:
         self.translator = translator
+        self.redact = Redactor.for_translator(translator)
 
     # -- listeners --------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto",
@@ -362,7 +364,7 @@ class TranslatorUI:
         parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
                  status.dtype or "?", f"state: {status.state}"]
         if status.reason:
-            parts.append(f"⚠️ {html.escape(status.reason)}")
+            parts.append(f"⚠️ {html.escape(self.redact.text(status.reason))}")
         parts.append(f"batch {status.active}/{status.max_batch_size}, queue {status.queued}")
         cache = self.translator.cache
         if cache is not None and cache.enabled:

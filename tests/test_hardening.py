@@ -1,11 +1,14 @@
-"""What the HTTP answers give away: error bodies first.
+"""What the HTTP answers give away: error bodies and model paths.
 
 Issue 11, finding 5: LibreTranslate's routes answered a bare 500 to deeply nested JSON and
-5,000-digit numbers (only ``JSONDecodeError`` and ``UnicodeDecodeError`` were caught). Checked over
-real HTTP on a running app, with fuzzed form and JSON bodies too.
+5,000-digit numbers (only ``JSONDecodeError`` and ``UnicodeDecodeError`` were caught), and every
+answer carried the local model path. Checked over real HTTP on a running app, with fuzzed form
+and JSON bodies too.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from apphelpers import assert_json_error, running_app
@@ -54,3 +57,15 @@ def test_libretranslate_bodies_of_any_bytes_are_never_a_5xx(open_app, route, con
             assert "Traceback" not in r.text
 
         fuzz()
+
+
+def test_answers_name_the_model_never_its_path(open_app):
+    local = str(Path(open_app.settings.model).resolve())  # .../assets/demo-model
+    with open_app.client() as c:
+        answers = [c.get("/ready"),
+                   c.post("/v1/translate", json={"text": "谢谢。", "source_lang": "zh",
+                                                 "target_lang": "en"}),
+                   c.post("/v1/translate", json={"text": "谢谢。", "source_lang": "zh",
+                                                 "target_lang": "en", "stream": True})]
+    for r in answers:
+        assert r.status_code == 200 and local not in r.text and "demo-model" in r.text
