@@ -18,7 +18,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -155,7 +155,10 @@ def _caller(request: Request) -> Caller:
 CallerDep = Annotated[Caller, Depends(_caller)]
 
 
-def create_api(translator: Translator, settings: Settings) -> FastAPI:
+def create_api(translator: Translator, settings: Settings, *,
+               guards: Sequence[tuple[type, dict[str, Any]]] = ()) -> FastAPI:
+    """The JSON app; ``guards`` are ASGI middlewares (class, options) that go innermost, inside
+    CORS, the body limit and the request log, so that those see everything the guards answer."""
     access = AccessControl.from_settings(settings)
     metrics = Metrics(translator)
     redact = Redactor.for_translator(translator)
@@ -177,10 +180,13 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     app.state.metrics = metrics
     app.state.access = access
     app.state.redact = redact
-    if settings.cors_origins:
-        origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
-                           allow_headers=["Authorization", "Content-Type"])
+    for guard, options in guards:
+        app.add_middleware(guard, **options)
+    # Always present, so that Gradio's own CORS middleware (which would echo localhost origins,
+    # and any origin when the Host is not localhost) stands aside: no origins, no CORS headers.
+    origins = [o.strip() for o in (settings.cors_origins or "").split(",") if o.strip()]
+    app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                       allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     _install_error_handlers(app)

@@ -25,6 +25,7 @@ from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.access import ui_auth
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.security import SecurityHeaders
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
@@ -35,7 +36,8 @@ log = logging.getLogger("hunyuan_webui")
 def create_app(settings: Settings, translator: Translator | None = None) -> FastAPI:
     """The whole server as an ASGI app (the engine loads in the background)."""
     translator = translator or Translator.from_settings(settings)
-    app = api.create_api(translator, settings)
+    guards = [(SecurityHeaders, {})]
+    app = api.create_api(translator, settings, guards=guards)
     demo = build_ui(translator)
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,

@@ -1,14 +1,73 @@
-"""The server's guards, and what it says about itself.
+"""The server's guards, as plain ASGI middleware around every route.
 
+- :class:`SecurityHeaders` adds a Content-Security-Policy and frame protection to the page.
 - :class:`Redactor` replaces a local model path with the model's name in what users read.
+
+Plain ASGI rather than ``BaseHTTPMiddleware``: streamed answers pass straight through.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from starlette.datastructures import MutableHeaders
+
 from hunyuan_webui.models import ModelSpec
+
+# Gradio's page needs inline scripts and eval (its event `js=` snippets run through Function),
+# and the Soft theme asks Google Fonts for its typeface. Nothing else leaves the origin.
+PAGE_CSP = "; ".join([
+    "default-src 'self'",
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+    "style-src 'self' 'unsafe-inline' https://fonts.googleapis.com",
+    "font-src 'self' data: https://fonts.gstatic.com",
+    "img-src 'self' data: blob:",
+    "media-src 'self' data: blob:",
+    "worker-src 'self' blob:",
+    "connect-src 'self'",
+    "frame-ancestors 'self'",
+    "base-uri 'self'",
+    "form-action 'self'",
+    "object-src 'none'",
+])
+DOCS_ROUTES = ("/docs", "/redoc")  # FastAPI's docs pages load Swagger UI from a CDN
+
+
+def route_path(scope: dict) -> str:
+    """The request's path without the root path (``--root-path``) in front of it."""
+    path, root = scope.get("path", ""), scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    return path
+
+
+class SecurityHeaders:
+    """No sniffing, no referrer beyond the origin; on HTML, a Content-Security-Policy and no
+    framing by other sites (the same origin may frame it, as a JupyterHub notebook does)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        docs = route_path(scope).startswith(DOCS_ROUTES)
+
+        async def headed(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "same-origin")
+                headers.setdefault("X-Frame-Options", "SAMEORIGIN")
+                if headers.get("content-type", "").startswith("text/html"):
+                    headers.setdefault("Content-Security-Policy",
+                                       "frame-ancestors 'self'" if docs else PAGE_CSP)
+            await send(message)
+
+        await self.app(scope, receive, headed)
 
 
 class Redactor:

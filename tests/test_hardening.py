@@ -1,9 +1,10 @@
-"""What the HTTP answers give away: error bodies and model paths.
+"""What the HTTP answers give away: CORS, framing, error bodies, model paths.
 
-Issue 11, finding 5: LibreTranslate's routes answered a bare 500 to deeply nested JSON and
-5,000-digit numbers (only ``JSONDecodeError`` and ``UnicodeDecodeError`` were caught), and every
-answer carried the local model path. Checked over real HTTP on a running app, with fuzzed form
-and JSON bodies too.
+Issue 11, findings 4 and 5: Gradio's CORS middleware echoed origins with credentials; the page had
+no Content-Security-Policy and could be framed; LibreTranslate's routes answered a bare 500 to
+deeply nested JSON and 5,000-digit numbers (only ``JSONDecodeError`` and ``UnicodeDecodeError``
+were caught); every answer carried the local model path. Checked over real HTTP on a running app,
+with fuzzed form and JSON bodies too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,39 @@ from hypothesis import strategies as st
 def open_app(engine):
     with running_app(engine) as running:
         yield running
+
+
+@pytest.mark.parametrize("path", ["/", "/config", "/gradio_api/info", "/v1/languages"])
+def test_no_cors_headers_unless_configured(open_app, path):
+    """Issue finding 4: Gradio's middleware echoed any localhost Origin with credentials, and any
+    origin at all when the Host was not localhost (as behind --host 0.0.0.0)."""
+    with open_app.client() as c:
+        for headers in ({"Origin": "http://localhost:9999"},
+                        {"Origin": "https://evil.example", "Host": "translator.school.example"},
+                        {"Origin": "null"}):
+            r = c.get(path, headers=headers)
+            assert r.status_code == 200
+            assert not [h for h in r.headers if h.startswith("access-control-")], r.headers
+            r = c.options(path, headers={**headers, "Access-Control-Request-Method": "POST"})
+            assert not [h for h in r.headers if h.startswith("access-control-allow-origin")]
+
+
+def test_configured_cors_origins_apply_to_the_page_too(engine):
+    with running_app(engine, cors_origins="https://ok.example") as app, app.client() as c:
+        r = c.get("/config", headers={"Origin": "https://ok.example"})
+        assert r.headers["access-control-allow-origin"] == "https://ok.example"
+        r = c.get("/config", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in r.headers
+
+
+def test_the_page_has_a_content_security_policy_and_cannot_be_framed(open_app):
+    with open_app.client() as c:
+        r = c.get("/")
+    policy = r.headers["content-security-policy"]
+    assert "frame-ancestors 'self'" in policy and "object-src 'none'" in policy
+    assert "connect-src 'self'" in policy and "default-src 'self'" in policy
+    assert r.headers["x-frame-options"] == "SAMEORIGIN"
+    assert r.headers["x-content-type-options"] == "nosniff"
 
 
 DEEP = b"[" * 50_000 + b"]" * 50_000
