@@ -41,13 +41,14 @@ from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
-from hunyuan_webui.security import Redactor
+from hunyuan_webui.security import UPLOAD_ROUTE, Redactor, route_path
 from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger("hunyuan_webui.api")
 
 MAX_LIST_ITEMS = 128
+UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
 FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
 
@@ -187,7 +188,8 @@ def create_api(translator: Translator, settings: Settings, *,
     origins = [o.strip() for o in (settings.cors_origins or "").split(",") if o.strip()]
     app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                        allow_headers=["Authorization", "Content-Type"])
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     _install_error_handlers(app)
 
@@ -556,19 +558,30 @@ def _route_group(path: str) -> str:
 
 
 class BodyLimit:
-    """Refuse request bodies over ``max_bytes`` with a JSON 413, declared or streamed."""
+    """Refuse request bodies over ``max_bytes`` (uploads: ``upload_bytes``) with a JSON 413,
+    declared or streamed: counted as the bytes arrive, so nothing larger is ever stored or held."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(self, app: Any, max_bytes: int, upload_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes or max_bytes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/gradio_api/upload"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        upload = route_path(scope) == UPLOAD_ROUTE
+        limit = self.upload_bytes if upload else self.max_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, receive, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._reject(scope, receive, send, upload)
+            return
+        if upload and declared is None and scope.get("method") == "POST":
+            # Browsers and gradio_client declare an upload's size; one that does not could only
+            # be cut off midway, leaving Gradio's partly written file behind.
+            await _error(411, "length_required", "An upload must declare its size "
+                         "(Content-Length).", request_id=(scope.get("state") or {}).get(
+                             "request_id"))(scope, receive, send)
             return
         seen = 0
         too_large = started = False
@@ -578,7 +591,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
+                if seen > limit:
                     too_large = True
                     raise _TooLarge()
             return message
@@ -596,12 +609,17 @@ class BodyLimit:
             if not too_large:
                 raise
         if too_large and not started:
-            await self._reject(scope, receive, send)
+            await self._reject(scope, receive, send, upload)
 
-    async def _reject(self, scope: dict, receive: Callable, send: Callable) -> None:
-        response = _error(413, "body_too_large",
-                          f"The request body is larger than {self.max_bytes:,} bytes.",
+    async def _reject(self, scope: dict, receive: Callable, send: Callable, upload: bool) -> None:
+        if upload:
+            message = (f"The file is larger than the limit of "
+                       f"{self.upload_bytes - UPLOAD_OVERHEAD:,} bytes.")
+        else:
+            message = f"The request body is larger than {self.max_bytes:,} bytes."
+        response = _error(413, "body_too_large", message,
                           request_id=(scope.get("state") or {}).get("request_id"))
+        # The rest of the body is never read: the connection closes after this answer.
         await response(scope, receive, send)
 
 

@@ -44,6 +44,7 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
         theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, show_error=True, i18n=I18N,
+        max_file_size=settings.max_file_bytes,
     )
     app.state.translator = translator
     return app

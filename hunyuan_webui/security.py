@@ -16,6 +16,7 @@ from starlette.datastructures import MutableHeaders
 
 from hunyuan_webui.models import ModelSpec
 
+UPLOAD_ROUTE = "/gradio_api/upload"
 # Gradio's page needs inline scripts and eval (its event `js=` snippets run through Function),
 # and the Soft theme asks Google Fonts for its typeface. Nothing else leaves the origin.
 PAGE_CSP = "; ".join([

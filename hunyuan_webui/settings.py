@@ -56,8 +56,8 @@ class Settings:
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
-    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes.",
-                               group="limits")
+    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes (refused "
+                               "while it arrives, before it is stored).", group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
@@ -94,7 +94,8 @@ class Settings:
                                          "(0 = unlimited).", group="server")
     cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
                              group="server")
-    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted.", group="server")
+    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
+                               "--max-file-bytes).", group="server")
     enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
     log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
                           group="server")
@@ -110,6 +111,9 @@ class Settings:
                      "concurrency", "queue_size"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
+        for name in ("max_file_bytes", "max_body_bytes"):
+            if getattr(self, name) <= 0:
+                raise InputError(f"--{_flag(name)} must be positive.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
         if self.engine == "openai" and not self.endpoint:
