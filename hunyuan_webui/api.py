@@ -149,18 +149,23 @@ def _lt_body(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _caller(request: Request) -> Caller:
+    """The key the Gatekeeper accepted (and counted) for this request; OPEN without keys."""
+    caller = getattr(request.state, "caller", None)
+    if isinstance(caller, Caller):
+        return caller
     access: AccessControl = request.app.state.access
-    return access.dependency(request)
+    return access.identify(None)  # 401 if keys are configured (the Gatekeeper said so first)
 
 
 CallerDep = Annotated[Caller, Depends(_caller)]
 
 
 def create_api(translator: Translator, settings: Settings, *,
+               access: AccessControl | None = None,
                guards: Sequence[tuple[type, dict[str, Any]]] = ()) -> FastAPI:
     """The JSON app; ``guards`` are ASGI middlewares (class, options) that go innermost, inside
     CORS, the body limit and the request log, so that those see everything the guards answer."""
-    access = AccessControl.from_settings(settings)
+    access = access or AccessControl.from_settings(settings)
     metrics = Metrics(translator)
     redact = Redactor.for_translator(translator)
     @contextlib.asynccontextmanager
@@ -289,7 +294,7 @@ def create_api(translator: Translator, settings: Settings, *,
     async def lt_translate(request: Request) -> JSONResponse:
         """LibreTranslate's /translate: q, source, target (form or JSON); api_key in the body."""
         data = await _lt_params(request)
-        who = access.check_key(data.get("api_key"), request)
+        who = _lt_caller(request, access, data)
         q = data.get("q")
         if q is None or not isinstance(q, str | list) or (
                 isinstance(q, list) and not all(isinstance(x, str) for x in q)):
@@ -324,7 +329,7 @@ def create_api(translator: Translator, settings: Settings, *,
     async def lt_detect(request: Request) -> JSONResponse:
         """LibreTranslate's /detect: q (form or JSON) -> [{confidence (0-100), language}]."""
         data = await _lt_params(request)
-        who = access.check_key(data.get("api_key"), request)
+        who = _lt_caller(request, access, data)
         q = data.get("q")
         if not isinstance(q, str):
             return _lt_error("Invalid request: missing q parameter", 400)
@@ -396,6 +401,12 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
         out[key] = sum(u.get(key) or 0 for u in usages)
     out["latency_s"] = max((u.get("latency_s") or 0) for u in usages)
     return out
+
+
+def _lt_caller(request: Request, access: AccessControl, data: dict[str, Any]) -> Caller:
+    """A key from the headers (checked and counted by the Gatekeeper), else the body's api_key."""
+    caller = getattr(request.state, "caller", None)
+    return caller if isinstance(caller, Caller) else access.check_key(data.get("api_key"))
 
 
 async def _lt_params(request: Request) -> dict[str, Any]:

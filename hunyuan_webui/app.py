@@ -22,9 +22,10 @@ from fastapi import FastAPI
 
 from hunyuan_webui import api
 from hunyuan_webui import settings as settings_mod
-from hunyuan_webui.access import ui_auth
+from hunyuan_webui.access import AccessControl, ui_auth
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.gatekeeper import Gatekeeper
 from hunyuan_webui.security import SecurityHeaders
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
@@ -36,9 +37,11 @@ log = logging.getLogger("hunyuan_webui")
 def create_app(settings: Settings, translator: Translator | None = None) -> FastAPI:
     """The whole server as an ASGI app (the engine loads in the background)."""
     translator = translator or Translator.from_settings(settings)
-    guards = [(SecurityHeaders, {})]
-    app = api.create_api(translator, settings, guards=guards)
-    demo = build_ui(translator)
+    access = AccessControl.from_settings(settings)
+    # Innermost first: the Gatekeeper sees each request after the headers guard.
+    guards = [(Gatekeeper, {"access": access}), (SecurityHeaders, {})]
+    app = api.create_api(translator, settings, access=access, guards=guards)
+    demo = build_ui(translator, access=access)
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.datastructures import MutableHeaders
+from starlette.responses import JSONResponse
 
 from hunyuan_webui.models import ModelSpec
 
@@ -42,6 +43,16 @@ def route_path(scope: dict) -> str:
     if root and path.startswith(root):
         path = path[len(root):] or "/"
     return path
+
+
+def json_error(scope: dict, status: int, code: str, message: str,
+               headers: dict[str, str] | None = None) -> JSONResponse:
+    """The app's error shape, ``{"error": {"code", "message", "request_id"}}``."""
+    body: dict[str, Any] = {"error": {"code": code, "message": message}}
+    request_id = (scope.get("state") or {}).get("request_id")
+    if request_id:
+        body["error"]["request_id"] = request_id
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 class SecurityHeaders:

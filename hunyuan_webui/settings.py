@@ -92,6 +92,13 @@ class Settings:
                                group="server")
     rate_limit_chars_per_day: int = _opt(1_000_000, "Default characters per day per API key "
                                          "(0 = unlimited).", group="server")
+    open_page: bool = _opt(False, "With --api-keys and no --auth: serve the page, and so its own "
+                           "endpoints (/gradio_api/*), without a key to anyone who can reach the "
+                           "app. Without this, a key is needed there too.", group="server")
+    visitor_rpm: int = _opt(0, "Translations per minute per page visitor without a key (its login "
+                            "name, else its address); 0 = unlimited.", group="server")
+    visitor_chars_per_day: int = _opt(0, "Characters per day per page visitor without a key; 0 = "
+                                      "unlimited.", group="server")
     cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
                              group="server")
     max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
@@ -114,6 +121,10 @@ class Settings:
         for name in ("max_file_bytes", "max_body_bytes"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
+        for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
+                     "rate_limit_chars_per_day"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{_flag(name)} must be 0 (unlimited) or more.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
         if self.engine == "openai" and not self.endpoint:

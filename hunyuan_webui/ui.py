@@ -20,6 +20,7 @@ import anyio
 import gradio as gr
 
 from hunyuan_webui import files, languages, modes
+from hunyuan_webui.access import AccessControl
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.job import Update, batched_updates
@@ -218,16 +219,18 @@ def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> 
 class TranslatorUI:
     """Holds the translator and builds the page; each method is one listener."""
 
-    def __init__(self, translator: Translator) -> None:
+    def __init__(self, translator: Translator, access: AccessControl | None = None) -> None:
         self.translator = translator
+        self.access = access or AccessControl.from_settings(translator.settings)
         self.redact = Redactor.for_translator(translator)
 
     # -- listeners --------------------------------------------------------------------------------
-    async def api_translate(self, text: str, source_lang: str = "auto",
-                            target_lang: str = "en") -> AsyncIterator[str]:
+    async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
+                            visitor: gr.Request | None = None) -> AsyncIterator[str]:
         """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
         request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang,
                                      options=DecodingOptions(deterministic=True))
+        self._admit(visitor, text)
         async for updates in self._run(request):
             yield updates[-1].text
 
@@ -235,8 +238,10 @@ class TranslatorUI:
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
                   max_new_tokens: float, mode: str, context: str, glossary: Any,
                   show_candidates: bool, history: list[list[str]] | None,
+                  visitor: gr.Request | None = None,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                   ) -> AsyncIterator[tuple[Any, ...]]:
+        self._admit(visitor, text)
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
@@ -261,13 +266,14 @@ class TranslatorUI:
                    extras_markdown(result, bool(show_candidates)))
 
     def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
-                           deterministic: bool, glossary: Any,
+                           deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
                            progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                            ) -> Iterator[tuple[Any, ...]]:
         """Translate an uploaded file; yields progress, then the translated file to download."""
         if not file:
             raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
         path = Path(file)
+        self._admit(visitor, "")  # one request now; its characters once the file is read
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
                                       options=DecodingOptions(deterministic=bool(deterministic)),
                                       glossary=self._glossary(glossary))
@@ -276,6 +282,7 @@ class TranslatorUI:
         box: dict[str, Any] = {}
 
         def translate(segments: list[str]) -> list[str]:
+            self._admit(visitor, "".join(segments), count=False)
             state["total"] = len(segments)
             return self.translator.translate_segments(
                 segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
@@ -330,6 +337,15 @@ class TranslatorUI:
         except (UnicodeDecodeError, TranslatorError) as exc:
             raise gr.Error(f"Could not read the glossary: {exc}", print_exception=False) from None
         return [list(r) for r in rows] or [["", ""]]
+
+    def _admit(self, visitor: gr.Request | None, text: object, count: bool = True) -> None:
+        """Count this translation against the caller's key, else against the visitor."""
+        caller = self.access.page_caller(visitor)
+        chars = len(text) if isinstance(text, str) else 0
+        if count:
+            self.access.admit(caller, chars)
+        else:
+            self.access.charge(caller, chars)
 
     def _glossary(self, table: Any) -> tuple[tuple[str, str], ...]:
         rows = table.values.tolist() if hasattr(table, "values") else table
@@ -542,5 +558,5 @@ def _detected_code(markdown: str) -> str | None:
     return None
 
 
-def build_ui(translator: Translator) -> gr.Blocks:
-    return TranslatorUI(translator).build()
+def build_ui(translator: Translator, *, access: AccessControl | None = None) -> gr.Blocks:
+    return TranslatorUI(translator, access).build()
