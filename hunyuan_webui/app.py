@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 
 import gradio as gr
+import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 
@@ -30,6 +31,7 @@ from hunyuan_webui.security import SecurityHeaders
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.visitor_files import VisitorFiles
 
 log = logging.getLogger("hunyuan_webui")
 
@@ -38,10 +40,11 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
     """The whole server as an ASGI app (the engine loads in the background)."""
     translator = translator or Translator.from_settings(settings)
     access = AccessControl.from_settings(settings)
+    files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
     # Innermost first: the Gatekeeper sees each request after the headers guard.
-    guards = [(Gatekeeper, {"access": access}), (SecurityHeaders, {})]
+    guards = [(Gatekeeper, {"access": access, "files": files}), (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
-    demo = build_ui(translator, access=access)
+    demo = build_ui(translator, access=access, files=files)
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",

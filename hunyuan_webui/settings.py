@@ -58,6 +58,8 @@ class Settings:
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
     max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes (refused "
                                "while it arrives, before it is stored).", group="limits")
+    files_ttl: int = _opt(3600, "Seconds an uploaded or translated file is kept for the visitor "
+                          "who owns it; then it is deleted.", group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
@@ -118,7 +120,7 @@ class Settings:
                      "concurrency", "queue_size"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
-        for name in ("max_file_bytes", "max_body_bytes"):
+        for name in ("files_ttl", "max_file_bytes", "max_body_bytes"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
         for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",

@@ -10,7 +10,6 @@ errors become ``gr.Error`` here and nowhere else in the UI.
 from __future__ import annotations
 
 import html
-import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -22,11 +21,12 @@ import gradio as gr
 from hunyuan_webui import files, languages, modes
 from hunyuan_webui.access import AccessControl
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
-from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.security import Redactor
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",
@@ -219,9 +219,12 @@ def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> 
 class TranslatorUI:
     """Holds the translator and builds the page; each method is one listener."""
 
-    def __init__(self, translator: Translator, access: AccessControl | None = None) -> None:
+    def __init__(self, translator: Translator, access: AccessControl | None = None,
+                 files: VisitorFiles | None = None) -> None:
         self.translator = translator
         self.access = access or AccessControl.from_settings(translator.settings)
+        self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
+                                           ttl=translator.settings.files_ttl)
         self.redact = Redactor.for_translator(translator)
 
     # -- listeners --------------------------------------------------------------------------------
@@ -272,7 +275,7 @@ class TranslatorUI:
         """Translate an uploaded file; yields progress, then the translated file to download."""
         if not file:
             raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
-        path = Path(file)
+        path = self._uploaded(visitor, file)
         self._admit(visitor, "")  # one request now; its characters once the file is read
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
                                       options=DecodingOptions(deterministic=bool(deterministic)),
@@ -311,32 +314,46 @@ class TranslatorUI:
                 raise gr.Error(error.user_message, print_exception=False)
             raise error
         result = box["result"]
-        out_dir = Path(tempfile.mkdtemp(prefix="hymt-"))
-        out = out_dir / result.filename
-        out.write_bytes(result.data)
-        yield str(out), f"Done: {result.segments} distinct segments translated → {result.filename}"
+        out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
+        yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
 
-    @staticmethod
-    def document_columns(file: str | None) -> Any:
+    def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """The CSV column picker shows the uploaded file's header."""
-        if not file or not file.lower().endswith(".csv"):
+        if not file or not str(file).lower().endswith(".csv"):
             return gr.update(choices=[], value=[], visible=False)
         try:
-            names = files.csv_columns(Path(file).read_bytes())
+            names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
         except TranslatorError as exc:
             raise gr.Error(exc.user_message, print_exception=False) from None
         return gr.update(choices=names, value=names, visible=True)
 
-    @staticmethod
-    def load_glossary(file: str | None) -> Any:
+    def load_glossary(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """A CSV of 'source term, target term' rows fills the glossary table."""
         if not file:
             return gr.skip()
         try:
-            rows = modes.parse_glossary(Path(file).read_text(encoding="utf-8-sig"))
+            text = self._uploaded(visitor, file).read_bytes().decode("utf-8-sig")
+            rows = modes.parse_glossary(text)
         except (UnicodeDecodeError, TranslatorError) as exc:
-            raise gr.Error(f"Could not read the glossary: {exc}", print_exception=False) from None
+            message = exc.user_message if isinstance(exc, TranslatorError) else \
+                "it is not UTF-8 text"
+            raise gr.Error(f"Could not read the glossary: {message}",
+                           print_exception=False) from None
         return [list(r) for r in rows] or [["", ""]]
+
+    def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
+        """The file, if this visitor's session uploaded it here and it is within the size limit;
+        else a readable refusal (the Gatekeeper refuses foreign paths before this, too)."""
+        path = self.files.check(session_of(visitor), file if isinstance(file, str) else "")
+        try:
+            size = path.stat().st_size
+        except OSError:  # deleted since (it expired): the same answer as for a foreign path
+            raise InputError(NOT_UPLOADED) from None
+        limit = self.translator.settings.max_file_bytes
+        if size > limit:
+            raise InputTooLongError(f"The file is {files.size(size)}; the limit is "
+                                    f"{files.size(limit)}.")
+        return path
 
     def _admit(self, visitor: gr.Request | None, text: object, count: bool = True) -> None:
         """Count this translation against the caller's key, else against the visitor."""
@@ -558,5 +575,6 @@ def _detected_code(markdown: str) -> str | None:
     return None
 
 
-def build_ui(translator: Translator, *, access: AccessControl | None = None) -> gr.Blocks:
-    return TranslatorUI(translator, access).build()
+def build_ui(translator: Translator, *, access: AccessControl | None = None,
+             files: VisitorFiles | None = None) -> gr.Blocks:
+    return TranslatorUI(translator, access, files).build()

@@ -59,7 +59,8 @@ def test_the_page_has_a_content_security_policy_and_cannot_be_framed(open_app):
 DEEP = b"[" * 50_000 + b"]" * 50_000
 HUGE_NUMBER = b'{"q": "hi", "text": "hi", "target": "en", "target_lang": "en", "data": [' + \
     b"9" * 5_000 + b"]}"
-ROUTES = ["/v1/translate", "/v1/detect", "/translate", "/detect"]
+ROUTES = ["/v1/translate", "/v1/detect", "/translate", "/detect", "/gradio_api/queue/join",
+          "/gradio_api/call/translate", "/gradio_api/run/predict"]
 
 
 @pytest.mark.parametrize("route", ROUTES)
