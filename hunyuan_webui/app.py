@@ -49,8 +49,9 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, show_error=True, i18n=I18N,
-        max_file_size=settings.max_file_bytes,
+        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, i18n=I18N,
+        # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
+        show_error=False, max_file_size=settings.max_file_bytes,
     )
     app.state.translator = translator
     return app

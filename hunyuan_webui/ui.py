@@ -4,7 +4,9 @@
 model-bound event shares one ``concurrency_id`` whose limit comes from the settings, the queue is
 bounded, and ``api_open=False`` keeps the REST routes from skipping it. The one stable programmatic
 endpoint is ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User
-errors become ``gr.Error`` here and nowhere else in the UI.
+errors become ``gr.Error`` in the listeners' wrapper (:mod:`hunyuan_webui.ui_errors`). A file
+reaches a listener only if the visitor's session uploaded it, and every translation counts
+against the visitor's key or its visitor limits (:mod:`hunyuan_webui.access`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.security import Redactor
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.ui_errors import friendly
 from hunyuan_webui.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 
 MODE_LABELS = {
@@ -37,6 +40,9 @@ MODE_LABELS = {
 }
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
+# The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
+LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
+             "load_glossary", "swap", "restore")
 LOW_CONFIDENCE = 0.5
 
 EXAMPLES: list[list[str]] = [
@@ -226,6 +232,8 @@ class TranslatorUI:
         self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
                                            ttl=translator.settings.files_ttl)
         self.redact = Redactor.for_translator(translator)
+        for name in LISTENERS:
+            setattr(self, name, friendly(getattr(self, name), self.redact.text))
 
     # -- listeners --------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
@@ -309,10 +317,7 @@ class TranslatorUI:
         finally:
             stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
         if "error" in box:
-            error = box["error"]
-            if isinstance(error, TranslatorError):
-                raise gr.Error(error.user_message, print_exception=False)
-            raise error
+            raise box["error"]  # ui_errors makes it readable
         result = box["result"]
         out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
         yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
@@ -321,10 +326,7 @@ class TranslatorUI:
         """The CSV column picker shows the uploaded file's header."""
         if not file or not str(file).lower().endswith(".csv"):
             return gr.update(choices=[], value=[], visible=False)
-        try:
-            names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
-        except TranslatorError as exc:
-            raise gr.Error(exc.user_message, print_exception=False) from None
+        names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
         return gr.update(choices=names, value=names, visible=True)
 
     def load_glossary(self, file: str | None, visitor: gr.Request | None = None) -> Any:

@@ -1,18 +1,18 @@
-"""What the HTTP answers give away: CORS, framing, error bodies, model paths.
+"""What the HTTP answers give away: CORS, framing, error bodies, model paths, exception text.
 
 Issue 11, findings 4 and 5: Gradio's CORS middleware echoed origins with credentials; the page had
 no Content-Security-Policy and could be framed; LibreTranslate's routes answered a bare 500 to
-deeply nested JSON and 5,000-digit numbers (only ``JSONDecodeError`` and ``UnicodeDecodeError``
-were caught); every answer carried the local model path. Checked over real HTTP on a running app,
-with fuzzed form and JSON bodies too.
+deeply nested JSON and 5,000-digit numbers; every answer carried the local model path; the page
+showed raw exception text. Checked over real HTTP on a running app.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-from apphelpers import assert_json_error, running_app
+from apphelpers import assert_json_error, run_event, running_app, visitor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -104,3 +104,14 @@ def test_answers_name_the_model_never_its_path(open_app):
                                                  "target_lang": "en", "stream": True})]
     for r in answers:
         assert r.status_code == 200 and local not in r.text and "demo-model" in r.text
+
+
+def test_the_page_shows_an_apology_never_raw_exception_text(open_app):
+    """Issue finding 5: the page showed raw exceptions, such as 'int' object has no attribute
+    'strip', or a server path inside 'No such file or directory'."""
+    with visitor(open_app) as c:
+        status, stream = run_event(c, "translate", {"data": ["hi", ["en"], "zh"]})
+    assert status == 200 and "event: error" in stream
+    error = json.loads(stream.split("event: error\ndata: ", 1)[1].split("\n", 1)[0])["error"]
+    assert error.startswith("Something went wrong on the server")
+    assert "object" not in error and "attribute" not in error
