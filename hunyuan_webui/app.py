@@ -23,11 +23,11 @@ from fastapi import FastAPI
 
 from hunyuan_webui import api
 from hunyuan_webui import settings as settings_mod
-from hunyuan_webui.access import AccessControl, ui_auth
+from hunyuan_webui.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.gatekeeper import Gatekeeper
-from hunyuan_webui.security import SecurityHeaders
+from hunyuan_webui.security import LoginGuard, SecurityHeaders, header_timeout_protocol
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
@@ -41,8 +41,10 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
     translator = translator or Translator.from_settings(settings)
     access = AccessControl.from_settings(settings)
     files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
-    # Innermost first: the Gatekeeper sees each request after the headers guard.
-    guards = [(Gatekeeper, {"access": access, "files": files}), (SecurityHeaders, {})]
+    # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
+    guards = [(Gatekeeper, {"access": access, "files": files}),
+              (LoginGuard, {"throttle": LoginThrottle()}),
+              (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
     demo = build_ui(translator, access=access, files=files)
     app = gr.mount_gradio_app(
@@ -63,7 +65,8 @@ class Server:
     def __init__(self, app: FastAPI, settings: Settings) -> None:
         config = uvicorn.Config(app, host=settings.host, port=settings.port,
                                 root_path=settings.root_path, log_level=settings.log_level,
-                                timeout_graceful_shutdown=3, access_log=False)
+                                timeout_graceful_shutdown=3, access_log=False,
+                                http=header_timeout_protocol(settings.header_timeout))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"

@@ -105,6 +105,8 @@ class Settings:
                              group="server")
     max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
                                "--max-file-bytes).", group="server")
+    header_timeout: float = _opt(10.0, "Seconds a client may take to send its request headers; a "
+                                 "slower connection is closed.", group="server")
     enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
     log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
                           group="server")
@@ -120,7 +122,7 @@ class Settings:
                      "concurrency", "queue_size"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
-        for name in ("files_ttl", "max_file_bytes", "max_body_bytes"):
+        for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
         for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
