@@ -137,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     translator: Translator = app.state.translator
     log.info("serving on %s (model %s; loading...)", server.url, translator.spec.public_id)
+    if settings.host not in ("127.0.0.1", "localhost", "::1") and ui_auth(settings) is None and \
+            not (settings.api_keys or settings.api_keys_file):
+        log.warning("the page and the API are open to everyone who can reach %s: see the "
+                    "README's Security section (--auth, --api-keys)", settings.host)
     status = translator.engine.wait_ready()
     if status.state != EngineState.READY:
         print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
