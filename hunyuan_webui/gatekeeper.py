@@ -62,6 +62,9 @@ class Gatekeeper:
         self._api_paths: frozenset[str] | None = None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._clearing_at_shutdown(receive), send)
+            return
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
@@ -82,6 +85,15 @@ class Gatekeeper:
             await self._page(path, scope, receive, send, headers)
         else:
             await self.app(scope, receive, send)
+
+    def _clearing_at_shutdown(self, receive: Callable) -> Callable:
+        async def receiving() -> dict:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await anyio.to_thread.run_sync(self.files.clear)
+            return message
+
+        return receiving
 
     def _authorize(self, kind: str, headers: Headers) -> Caller | None:
         """The key caller (counted where the route is an API call), or None; raises 401/429."""

@@ -9,7 +9,8 @@ visitor who made it. Every other path is refused.
 A visitor is a browser session: the ``hymt_session`` cookie, which
 :class:`hunyuan_webui.gatekeeper.Gatekeeper` issues on the first page request (gradio_client keeps
 the cookie it gets with ``/config``, so it is a visitor too). Files are deleted ``ttl`` seconds
-after they were last handed to a visitor; :meth:`VisitorFiles.sweep` runs as requests arrive.
+after they were last handed to a visitor (:meth:`VisitorFiles.sweep` runs as requests arrive),
+and all of them when the server stops.
 """
 
 from __future__ import annotations
@@ -109,6 +110,15 @@ class VisitorFiles:
         for path in expired:  # file system work outside the lock
             self._delete(Path(path))
         return len(expired)
+
+    def clear(self) -> int:
+        """Forget and delete every file (at shutdown: no visitor can come back for them)."""
+        with self._lock:
+            paths = list(self._owners)
+            self._owners.clear()
+        for path in paths:
+            self._delete(Path(path))
+        return len(paths)
 
     def _delete(self, path: Path) -> None:
         if self.root not in path.parents:  # only what Gradio's folder holds, never elsewhere

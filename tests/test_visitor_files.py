@@ -120,6 +120,14 @@ def test_gradio_client_keeps_its_session_for_uploads_and_downloads(open_app, tmp
     assert Path(path).read_text(encoding="utf-8") == "Thank you for your help.\n"
 
 
+def test_files_are_deleted_when_the_server_stops(engine):
+    with running_app(engine) as app, visitor(app) as c:
+        path = upload(c, "notes.txt", "谢谢。\n".encode())
+        out, _ = completed(run_event(c, "translate_document", document_call(path))[1])
+        assert Path(path).exists() and Path(out["path"]).exists()
+    assert not Path(path).exists() and not Path(out["path"]).exists()
+
+
 def test_files_are_deleted_after_their_time(engine):
     with running_app(engine, files_ttl=1) as app, visitor(app) as c:
         path = upload(c, "notes.txt", "谢谢。\n".encode())
