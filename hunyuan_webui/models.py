@@ -42,6 +42,12 @@ class ModelSpec:
         """What ``from_pretrained`` is given: the local directory or the hub id."""
         return self.local_path or self.id
 
+    @property
+    def public_id(self) -> str:
+        """The name shown to users: the hub id, or a local checkpoint's directory name (never
+        the path: that would tell every visitor where the server keeps its files)."""
+        return Path(self.local_path).name if self.local_path else self.id
+
     def supports(self, mode: str) -> bool:
         return mode in self.modes
 

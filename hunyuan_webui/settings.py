@@ -56,8 +56,10 @@ class Settings:
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
-    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes.",
-                               group="limits")
+    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes (refused "
+                               "while it arrives, before it is stored).", group="limits")
+    files_ttl: int = _opt(3600, "Seconds an uploaded or translated file is kept for the visitor "
+                          "who owns it; then it is deleted.", group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
@@ -97,9 +99,19 @@ class Settings:
                                group="server")
     rate_limit_chars_per_day: int = _opt(1_000_000, "Default characters per day per API key "
                                          "(0 = unlimited).", group="server")
+    open_page: bool = _opt(False, "With --api-keys and no --auth: serve the page, and so its own "
+                           "endpoints (/gradio_api/*), without a key to anyone who can reach the "
+                           "app. Without this, a key is needed there too.", group="server")
+    visitor_rpm: int = _opt(0, "Translations per minute per page visitor without a key (its login "
+                            "name, else its address); 0 = unlimited.", group="server")
+    visitor_chars_per_day: int = _opt(0, "Characters per day per page visitor without a key; 0 = "
+                                      "unlimited.", group="server")
     cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
                              group="server")
-    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted.", group="server")
+    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
+                               "--max-file-bytes).", group="server")
+    header_timeout: float = _opt(10.0, "Seconds a client may take to send its request headers; a "
+                                 "slower connection is closed.", group="server")
     enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
     log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
                           group="server")
@@ -117,6 +129,13 @@ class Settings:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
+        for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes"):
+            if getattr(self, name) <= 0:
+                raise InputError(f"--{_flag(name)} must be positive.")
+        for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
+                     "rate_limit_chars_per_day"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{_flag(name)} must be 0 (unlimited) or more.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
         if self.engine == "openai" and not self.endpoint:

@@ -141,7 +141,7 @@ def test_health_and_ready(client, app):
     r = client.get("/ready")
     assert r.status_code == 200
     body = r.json()
-    assert body["state"] == "ready" and body["model"] == app.engine.model_id
+    assert body["state"] == "ready" and body["model"] == app.translator.spec.public_id == "demo-model"
     assert body["active"] == 0 and body["queued"] == 0
 
 
@@ -174,7 +174,7 @@ def test_demo_phrases_translate_exactly(client, app, phrases):
         body = r.json()
         assert body["translation"] == p.target
         assert body["source_lang"] == p.source_lang and body["target_lang"] == p.target_lang
-        assert body["model"] == app.engine.model_id
+        assert body["model"] == app.translator.spec.public_id
         assert isinstance(body["cached"], bool)
         usage = body["usage"]
         assert usage["segments"] == 1 and usage["latency_s"] >= 0
@@ -255,7 +255,7 @@ def test_sse_format(client, app):
     assert {"translation", "source_lang", "target_lang", "model", "cached", "usage"} <= set(final)
     assert final["translation"] == "Thank you for your help."
     assert (final["source_lang"], final["target_lang"], final["cached"]) == ("zh", "en", False)
-    assert final["model"] == app.engine.model_id
+    assert final["model"] == app.translator.spec.public_id
     assert final["usage"]["completion_tokens"] > 0 and final["usage"]["first_token_s"] > 0
 
     # The same request again comes from the cache: one delta, then the same final event.
