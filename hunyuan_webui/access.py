@@ -37,7 +37,10 @@ from hunyuan_webui.settings import Settings
 RouteKind = Literal["open", "api", "body_key", "page"]
 OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/languages",
                          "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
-BODY_KEY_ROUTES = frozenset({"/translate", "/detect"})  # LibreTranslate clients send api_key
+# Routes whose clients may send the key in the body (LibreTranslate's api_key, DeepL's older
+# auth_key): the route checks it; the Gatekeeper counts only a key sent in a header.
+BODY_KEY_ROUTES = frozenset({"/translate", "/detect", "/v2/translate", "/v2/usage",
+                             "/v2/languages"})
 KEY_REQUIRED = "An API key is required: send 'Authorization: Bearer <key>'."
 PAGE_CLOSED = ("This translator's page needs an API key (send 'Authorization: Bearer <key>'). "
                "Its operator can open the page with --open-page or put it behind --auth.")
@@ -59,20 +62,20 @@ class Caller:
 OPEN = Caller(None, KeyPolicy(0, 0), "open")
 
 
-def route_kind(path: str, api_paths: frozenset[str]) -> RouteKind:
-    """The kind of ``path`` (without the root path): ``api_paths`` are the JSON app's own routes;
-    everything else belongs to the page mounted at ``/``."""
+def route_kind(path: str, is_api: bool) -> RouteKind:
+    """The kind of ``path`` (without the root path); ``is_api``: one of the JSON app's own routes
+    matches it (everything else belongs to the page mounted at ``/``)."""
     if path in OPEN_ROUTES:
         return "open"
     if path in BODY_KEY_ROUTES:
         return "body_key"
-    return "api" if path in api_paths else "page"
+    return "api" if is_api else "page"
 
 
 def key_in(headers: Mapping[str, str]) -> str | None:
     """The API key a request carries in its headers, if any."""
-    header = headers.get("authorization", "")
-    key = header[7:].strip() if header.lower().startswith("bearer ") else None
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    key = token.strip() if scheme.lower() in ("bearer", "deepl-auth-key") else None
     return key or headers.get("x-api-key") or None
 
 

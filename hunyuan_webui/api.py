@@ -352,6 +352,9 @@ def create_api(translator: Translator, settings: Settings, *,
 
     app.include_router(openai_compat.create_router(translator))
     app.include_router(deepl_compat.create_router(translator))
+    # Refusals at the Gatekeeper, in the shape each protocol's clients read.
+    app.state.error_shapes = [(("/v1/chat/", "/v1/models"), openai_compat.error_shape),
+                              (("/v2/",), deepl_compat.error_shape)]
     _refuse_other_methods(app)
     return app
 

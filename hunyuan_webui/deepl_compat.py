@@ -119,12 +119,11 @@ def _one(params: dict[str, list[Any]], name: str) -> str | None:
 def _caller(request: Request, params: dict[str, list[Any]]) -> Caller:
     """The key from DeepL's header (or a Bearer token, or the old auth_key parameter), checked
     like every other route's."""
+    caller = getattr(request.state, "caller", None)
+    if isinstance(caller, Caller):  # a header key, which the Gatekeeper checked and counted
+        return caller
     access: AccessControl = request.app.state.access
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    key: Any = token.strip() if scheme.lower() in ("deepl-auth-key", "bearer") else None
-    if not key and params.get("auth_key"):
-        key = params["auth_key"][0]
-    return access.check_key(key, request)
+    return access.check_key(params["auth_key"][0] if params.get("auth_key") else None)
 
 
 class QuotaExceededError(RateLimitError):
@@ -141,6 +140,11 @@ def _charge(request: Request, who: Caller, chars: int) -> None:
         raise QuotaExceededError(exc.user_message, exc.retry_after) from None
 
 
+def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
+    """DeepL's error: ``{"message": ...}``, 403 for a missing or wrong key."""
+    return (403 if isinstance(exc, AuthError) else exc.http_status), {"message": exc.user_message}
+
+
 class DeepLRoute(APIRoute):
     """Every error of these routes in DeepL's shape, ``{"message": ...}``."""
 
@@ -151,13 +155,12 @@ class DeepLRoute(APIRoute):
             try:
                 return await handler(request)
             except TranslatorError as exc:
-                status = 403 if isinstance(exc, AuthError) else exc.http_status
+                status, body = error_shape(exc)
                 headers = {}
                 retry_after = getattr(exc, "retry_after", None)
                 if retry_after is not None:
                     headers["Retry-After"] = str(max(1, round(retry_after)))
-                return JSONResponse({"message": exc.user_message}, status_code=status,
-                                    headers=headers)
+                return JSONResponse(body, status_code=status, headers=headers)
 
         return handle
 

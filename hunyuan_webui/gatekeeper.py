@@ -22,7 +22,8 @@ from typing import Any
 
 import anyio
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.routing import Mount
+from starlette.responses import JSONResponse
+from starlette.routing import Match, Mount
 
 from hunyuan_webui.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
 from hunyuan_webui.errors import AuthError, TranslatorError
@@ -41,6 +42,8 @@ FILE_ROUTES = ("/gradio_api/file=", "/gradio_api/file/")  # where Gradio serves 
 
 
 async def _refuse(exc: TranslatorError, scope: dict, receive: Callable, send: Callable) -> None:
+    """Refuse in the shape the route's clients read: a protocol router registers its own
+    (``app.state.error_shapes``: path prefixes and a function of the error), else the app's."""
     if scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008})
         return
@@ -50,6 +53,13 @@ async def _refuse(exc: TranslatorError, scope: dict, receive: Callable, send: Ca
         headers["Retry-After"] = str(max(1, round(retry_after)))
     if isinstance(exc, AuthError):
         headers["WWW-Authenticate"] = "Bearer"
+    path = route_path(scope)
+    state = getattr(scope.get("app"), "state", None)
+    for prefixes, shape in getattr(state, "error_shapes", ()):
+        if path.startswith(prefixes):
+            status, body = shape(exc)
+            await JSONResponse(body, status_code=status, headers=headers)(scope, receive, send)
+            return
     await json_error(scope, exc.http_status, exc.code, exc.user_message, headers)(
         scope, receive, send)
 
@@ -59,7 +69,7 @@ class Gatekeeper:
 
     def __init__(self, app: Any, access: AccessControl, files: VisitorFiles) -> None:
         self.app, self.access, self.files = app, access, files
-        self._api_paths: frozenset[str] | None = None
+        self._api_routes: list[Any] | None = None
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] == "lifespan":
@@ -71,7 +81,7 @@ class Gatekeeper:
         if self.files.sweep_due():
             await anyio.to_thread.run_sync(self.files.sweep)
         path = route_path(scope)
-        kind = route_kind(path, self._routes(scope))
+        kind = route_kind(path, self._is_api(scope))
         headers = Headers(scope=scope)
         try:
             caller = self._authorize(kind, headers)
@@ -112,13 +122,14 @@ class Gatekeeper:
             raise AuthError(PAGE_CLOSED)
         return caller
 
-    def _routes(self, scope: dict) -> frozenset[str]:
-        """The JSON app's own paths (everything else is the page mounted at ``/``)."""
-        if self._api_paths is None:
+    def _is_api(self, scope: dict) -> bool:
+        """Does one of the JSON app's own routes (templates with parameters included) match?"""
+        if self._api_routes is None:
             routes = getattr(getattr(scope.get("app"), "router", None), "routes", [])
-            self._api_paths = frozenset(r.path for r in routes
-                                        if not isinstance(r, Mount) and getattr(r, "path", None))
-        return self._api_paths
+            self._api_routes = [r for r in routes if not isinstance(r, Mount)]
+        probe = {**scope, "path": route_path(scope), "root_path": "", "method": scope.get(
+            "method", "GET")}
+        return any(route.matches(probe)[0] is not Match.NONE for route in self._api_routes)
 
     # -- the page ---------------------------------------------------------------------------------
     async def _page(self, path: str, scope: dict, receive: Callable, send: Callable,

@@ -247,6 +247,11 @@ def _error_body(status: int, message: str, code: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
+    """OpenAI's error object, for a refusal made before the route runs (the Gatekeeper)."""
+    return exc.http_status, _error_body(exc.http_status, exc.user_message, exc.code)
+
+
 class OpenAIRoute(APIRoute):
     """Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
     validation or the translator)."""

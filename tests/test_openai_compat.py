@@ -247,6 +247,8 @@ def test_keys_are_required_when_configured(keys_app):
             wrong.chat.completions.create(model="m", messages=user(message), stream=True)
         with pytest.raises(openai.AuthenticationError):
             wrong.models.list()
+        with pytest.raises(openai.AuthenticationError):  # a route with a path parameter too
+            wrong.models.retrieve(keys_app.translator.spec.id)
     with keys_app.client() as bare:  # no key at all (the openai client always sends one)
         r = bare.post("/v1/chat/completions", json={"model": "m", "messages": user(message)})
         assert r.status_code == 401 and r.json()["error"]["type"] == "invalid_request_error"
