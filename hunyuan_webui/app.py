@@ -21,17 +21,17 @@ import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 
-from hunyuan_webui import api
 from hunyuan_webui import settings as settings_mod
-from hunyuan_webui.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
-from hunyuan_webui.gatekeeper import Gatekeeper
-from hunyuan_webui.security import LoginGuard, SecurityHeaders, header_timeout_protocol
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
-from hunyuan_webui.visitor_files import VisitorFiles
+from hunyuan_webui.web import api
+from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
+from hunyuan_webui.web.gatekeeper import Gatekeeper
+from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
+from hunyuan_webui.web.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.web.visitor_files import VisitorFiles
 
 log = logging.getLogger("hunyuan_webui")
 

@@ -23,7 +23,6 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from hunyuan_webui import languages
-from hunyuan_webui.access import AccessControl, Caller
 from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.errors import (
     AuthError,
@@ -35,6 +34,7 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.web.access import AccessControl, Caller
 
 MAX_TEXTS = 50  # DeepL's own limit on text parameters per request
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the allowance of an unlimited plan

@@ -11,7 +11,7 @@ plain generation through the model's chat template, within the same limits and b
 model takes exactly one user message and no system prompt, so a conversation is folded into one
 message (:func:`fold`).
 
-A thin layer, like :mod:`hunyuan_webui.api`: keys and limits through the same dependency, errors in
+A thin layer, like :mod:`hunyuan_webui.web.api`: keys and limits through the same dependency, errors in
 OpenAI's shape (``{"error": {"message", "type", "param", "code"}}``) converted in one place,
 :class:`OpenAIRoute`.
 """
@@ -34,12 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.background import BackgroundTask
 
 from hunyuan_webui import prompts
-from hunyuan_webui.access import AccessControl
-from hunyuan_webui.api import CallerDep
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions, Stream
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.service.job import Job, batched_updates
+from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.api import CallerDep
 
 SYSTEM_ROLES = ("system", "developer")
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}

@@ -23,7 +23,7 @@ import gradio as gr
 
 from hunyuan_webui.errors import TranslatorError
 
-log = logging.getLogger("hunyuan_webui.ui")
+log = logging.getLogger("hunyuan_webui.web.ui")
 
 APOLOGY = "Something went wrong on the server; it has been logged. Please try again."
 

@@ -4,9 +4,9 @@
 model-bound event shares one ``concurrency_id`` whose limit comes from the settings, the queue is
 bounded, and ``api_open=False`` keeps the REST routes from skipping it. The one stable programmatic
 endpoint is ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User
-errors become ``gr.Error`` in the listeners' wrapper (:mod:`hunyuan_webui.ui_errors`). A file
+errors become ``gr.Error`` in the listeners' wrapper (:mod:`hunyuan_webui.web.ui_errors`). A file
 reaches a listener only if the visitor's session uploaded it, and every translation counts
-against the visitor's key or its visitor limits (:mod:`hunyuan_webui.access`).
+against the visitor's key or its visitor limits (:mod:`hunyuan_webui.web.access`).
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import anyio
 import gradio as gr
 
 from hunyuan_webui import files, languages, modes
-from hunyuan_webui.access import AccessControl
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.modes import TRANSLATE
-from hunyuan_webui.security import Redactor
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.service.job import Update, batched_updates
-from hunyuan_webui.ui_errors import friendly
-from hunyuan_webui.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.security import Redactor
+from hunyuan_webui.web.ui_errors import friendly
+from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",

@@ -7,8 +7,8 @@ JSON error with a 4xx/5xx status in exactly one handler. Nothing here knows abou
 Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
 ``GET /v1/languages``, ``POST /v1/detect``, ``GET /health``, ``GET /ready``, ``GET /metrics``
 (Prometheus), and LibreTranslate's ``POST /translate``, ``GET|POST /languages``, ``POST /detect``.
-OpenAI's and DeepL's protocols are routers of their own (:mod:`~hunyuan_webui.openai_compat`,
-:mod:`~hunyuan_webui.deepl_compat`), included here.
+OpenAI's and DeepL's protocols are routers of their own (:mod:`~hunyuan_webui.web.openai`,
+:mod:`~hunyuan_webui.web.deepl`), included here.
 """
 
 from __future__ import annotations
@@ -36,18 +36,18 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount
 
 from hunyuan_webui import languages
-from hunyuan_webui.access import AccessControl, Caller
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
-from hunyuan_webui.security import UPLOAD_ROUTE, Redactor, route_path
 from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.service.job import batched_updates
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.metrics import Metrics
+from hunyuan_webui.web.security import UPLOAD_ROUTE, Redactor, route_path
 
-log = logging.getLogger("hunyuan_webui.api")
+log = logging.getLogger("hunyuan_webui.web.api")
 
 MAX_LIST_ITEMS = 128
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
@@ -348,7 +348,8 @@ def create_api(translator: Translator, settings: Settings, *,
                              for c, p in candidates if c])
 
     # Other tools' protocols, a module each (imported here: they use this module's dependencies).
-    from hunyuan_webui import deepl_compat, openai_compat
+    from hunyuan_webui.web import deepl as deepl_compat
+    from hunyuan_webui.web import openai as openai_compat
 
     app.include_router(openai_compat.create_router(translator))
     app.include_router(deepl_compat.create_router(translator))
