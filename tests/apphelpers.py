@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,6 +41,13 @@ from hunyuan_webui.settings import Settings
 LONG_TEXT = "-".join(["ha"] * 40)
 LONG_PAIR = ("en", "th")
 GREEDY = {"deterministic": True}
+
+
+# Debian's chromium, for the browser tests (Playwright drives it; it downloads no browser).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-sync", "--disable-component-update", "--no-first-run",
+                 "--disable-quic"]
 
 
 def free_port() -> int:

@@ -28,11 +28,12 @@ from apphelpers import (
     sse_events,
     wait_until,
 )
+from fakes import LoadingEngine
 from libretranslatepy import LibreTranslateAPI
 
 from hunyuan_webui import languages, models
-from hunyuan_webui.engine import DecodingOptions, Engine, EngineState, EngineStatus
-from hunyuan_webui.errors import InputError, NotReadyError
+from hunyuan_webui.engine import DecodingOptions
+from hunyuan_webui.errors import InputError
 from hunyuan_webui.settings import Settings
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
@@ -89,26 +90,9 @@ def login_file_app(engine, tmp_path_factory):
         yield running
 
 
-class LoadingEngine(Engine):
-    """An engine that never finishes loading: what the app serves before the model is warm."""
-
-    def __init__(self, demo_dir: str) -> None:
-        self.spec = models.resolve(demo_dir)
-        self.model_id = self.spec.id
-
-    def submit(self, prompts, options):
-        raise NotReadyError("The model is still loading; please wait a moment.")
-
-    def status(self) -> EngineStatus:
-        return EngineStatus(state=EngineState.LOADING, model=self.model_id)
-
-    def count_tokens(self, text: str) -> int:
-        raise NotReadyError("The model is still loading; please wait a moment.")
-
-
 @pytest.fixture(scope="module")
 def loading_app(demo_dir):
-    with running_app(LoadingEngine(demo_dir)) as running:
+    with running_app(LoadingEngine(spec=models.resolve(demo_dir))) as running:
         yield running
 
 
@@ -701,9 +685,13 @@ def test_secrets_are_never_logged(keys_app, caplog):
     finally:
         for logger in uvicorn_loggers:
             logger.removeHandler(caplog.handler)
-    # The server's records only: httpx logs this test's own (client-side) request URLs.
-    server_records = [rec for rec in caplog.records if not rec.name.startswith(("httpx", "httpcore"))]
-    text = "\n".join(rec.getMessage() + str(rec.exc_text or "") for rec in server_records)
+    def server_text() -> str:  # the server's records only: httpx logs the client's own URLs
+        records = [rec for rec in caplog.records if not rec.name.startswith(("httpx", "httpcore"))]
+        return "\n".join(rec.getMessage() + str(rec.exc_text or "") for rec in records)
+
+    # A request's line is written once its response has gone out, maybe after the client read it.
+    assert wait_until(lambda: all(i in server_text() for i in ids), 5)
+    text = server_text()
     assert SECRET_KEY not in text and wrong not in text
     assert SECRET_KEY not in caplog.text.replace(f"api_key={SECRET_KEY}", "")  # bar the URL above
     for request_id in ids:

@@ -9,22 +9,19 @@ the README.
 
 from __future__ import annotations
 
-import shutil
-import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apphelpers import CHROMIUM, CHROMIUM_ARGS, free_port
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-        "--disable-component-update", "--no-first-run", "--disable-quic"]
+ARGS = CHROMIUM_ARGS
 # Records every value the page writes into the output box: a sampled recording (one value per
 # animation frame) missed the partial texts of a fast answer in headless Chromium.
 RECORD_OUTPUT = """() => {
@@ -46,9 +43,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser,
 
 @pytest.fixture(scope="module")
 def url(engine, demo_settings) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = replace(demo_settings, port=port)
     server = Server(create_app(settings, Translator(engine, engine.spec, settings)), settings).start()
     yield server.url
@@ -146,9 +141,7 @@ def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(bro
     students translating the class example ran the model 30 times."""
     import httpx
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = replace(demo_settings, port=port, cache_size=100)
     translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=100))
     server = Server(create_app(settings, translator), settings).start()
