@@ -18,8 +18,11 @@ from hunyuan_webui.errors import InputError
 
 DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
 DEVICES = ("auto", "cuda", "mps", "cpu")
-ENGINES = ("local", "process", "openai")
+ENGINES = ("local", "process", "openai", "llamacpp")
+GGUF_ENGINES = ("llamacpp",)
 ENV_PREFIX = "HYMT_"
+# Tokens the prompt template, a glossary and context add around the user's text, at most.
+PROMPT_OVERHEAD_TOKENS = 1024
 
 
 def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secret: bool = False,
@@ -38,8 +41,12 @@ class Settings:
     device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
     engine: str = _opt("process", "process = the model runs in a child process of its own, so "
                        "the web server does not share its GIL (faster under load); local = in "
-                       "this process; openai = an OpenAI-compatible server (vLLM, SGLang, "
-                       "transformers serve) at --endpoint.", choices=ENGINES)
+                       "this process; llamacpp = a GGUF checkpoint run by llama.cpp "
+                       "(llama-cpp-python) in such a child process; openai = an "
+                       "OpenAI-compatible server (vLLM, SGLang, transformers serve) at "
+                       "--endpoint.", choices=ENGINES)
+    gguf_quant: str = _opt("Q4_K_M", "The file of a GGUF repository to load (llamacpp), by its "
+                           "quantization: Q4_K_M, Q8_0, F16...")
     endpoint: str | None = _opt(None, "Base URL of the OpenAI-compatible server, e.g. "
                                 "http://127.0.0.1:8000/v1; several, comma-separated, share the "
                                 "load.")
@@ -56,6 +63,10 @@ class Settings:
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
+    context_tokens: int = _opt(0, "Longest sequence (prompt + answer) llama.cpp is sized "
+                               "for; 0 = --max-input-tokens + "
+                               f"{PROMPT_OVERHEAD_TOKENS} (the prompt around the text) + "
+                               "--max-new-tokens.", group="limits")
     max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes.",
                                group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
@@ -115,6 +126,8 @@ class Settings:
                      "concurrency", "queue_size", "prefill_chunk_tokens"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
+        if self.context_tokens < 0:
+            raise InputError("--context-tokens must be 0 (automatic) or more.")
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
         if not 0 < self.port < 65536:
@@ -128,8 +141,18 @@ class Settings:
         """How many segments one request may have submitted and unfinished at once."""
         return self.max_segments_per_request or max(1, self.max_batch_size // 2)
 
+    def context_length(self) -> int:
+        """The longest sequence (prompt and answer, in tokens) a server is sized for."""
+        return self.context_tokens or (self.max_input_tokens + PROMPT_OVERHEAD_TOKENS
+                                       + self.max_new_tokens)
+
     def with_demo(self) -> Settings:
-        """The demo model replaces ``model`` (resolved lazily: it may be built on first use)."""
+        """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
+        engines that run GGUF files get it as one."""
+        if self.engine in GGUF_ENGINES:
+            from hunyuan_webui.engine.gguf_files import ensure_demo_gguf
+
+            return replace(self, model=str(ensure_demo_gguf()))
         from hunyuan_webui.demo_model import ensure_demo_model
 
         return replace(self, model=str(ensure_demo_model()))
