@@ -20,7 +20,7 @@ from hunyuan_webui.engine.base import (
 )
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import GGUF_ENGINES, Settings
+from hunyuan_webui.settings import GGUF_ENGINES, MANAGED_ENGINES, Settings
 
 __all__ = ["GREEDY", "OPTION_BOUNDS", "DecodingOptions", "Engine", "EngineState", "EngineStatus",
            "Stream", "Usage", "get_engine", "close_engines"]
@@ -40,7 +40,12 @@ def get_engine(settings: Settings) -> Engine:
         if engine is None:
             spec = models.resolve(settings.model)
             _check_format(spec, settings.engine)
-            if settings.engine == "openai":
+            if settings.engine in MANAGED_ENGINES:
+                from hunyuan_webui.engine.managed import ManagedEngine
+                from hunyuan_webui.engine.servers import server_for
+
+                engine = ManagedEngine(spec, settings, server_for(settings.engine))
+            elif settings.engine == "openai":
                 engine = _remote_engine(spec, settings)
             else:
                 engine = _own_engine(spec, settings)
@@ -95,7 +100,7 @@ def _check_format(spec: ModelSpec, engine: str) -> None:
                          "tencent/Hy-MT2-1.8B-GGUF), or choose another --engine.")
     if engine in ("local", "process") and is_gguf(spec):
         raise InputError(f"{spec.id} is a GGUF checkpoint, which transformers does not run "
-                         "here: use --engine llamacpp.")
+                         "here: use --engine llamacpp (or llama-server).")
 
 
 def close_engines() -> None:
