@@ -304,7 +304,12 @@ class ManagedEngine(Engine):
             if self._stop.wait(0.25):
                 return None
         remote = self._remote_engine(process, model)
-        status = remote.wait_ready(REMOTE_READY_S)
+        deadline = time.monotonic() + REMOTE_READY_S
+        while (status := remote.status()).state is EngineState.LOADING and \
+                time.monotonic() < deadline:
+            if self._stop.wait(0.05):
+                remote.close()
+                return None
         if status.state is not EngineState.READY:
             remote.close()
             process.kill(f"answered, but could not serve: {status.reason}")
