@@ -325,14 +325,11 @@ class ManagedEngine(Engine):
         return process
 
     def _remote_engine(self, process: ServerProcess, model: str) -> OpenAIEngine:
-        s = self.settings
-        return OpenAIEngine(
-            process.url, model=self.server.served_name(self.spec, model), model_id=self.spec.id,
-            timeout=s.remote_timeout, read_timeout=min(60.0, s.remote_timeout),
-            startup_timeout=REMOTE_READY_S, retries=s.remote_retries,
-            max_new_tokens=s.max_new_tokens, max_queued=s.max_queued,
-            max_concurrency=s.max_batch_size, dialect=self.server.dialect,
-            tokenizer=self.spec.local_path)
+        """The remote engine as ``--engine openai --endpoint URL`` would build it (so it gets
+        whatever the model needs there), pointed at this server."""
+        settings = replace(self.settings, engine="openai", endpoint=process.url, api_key=None,
+                           remote_model=self.server.served_name(self.spec, model))
+        return OpenAIEngine.from_settings(self.spec, settings)
 
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""

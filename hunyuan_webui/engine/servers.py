@@ -42,7 +42,6 @@ class Server:
     engine: str  # the --engine value
     title: str  # for people: "vLLM"
     install: str  # how to install it, commands in backticks
-    dialect: str  # how the remote engine talks to it (see engine.remote)
     build: Callable[[Server, ModelSpec, Settings, str, int], list[str]]
     requires: tuple[str, ...] = ()  # Python packages it needs
     launcher: tuple[str, ...] = ()  # how it is run ("{python}": this interpreter)...
@@ -147,22 +146,21 @@ def _llama_server(server: Server, spec: ModelSpec, settings: Settings, model: st
 
 def _transformers(server: Server, spec: ModelSpec, settings: Settings, model: str,
                   port: int) -> list[str]:
-    device = "auto" if settings.device == "auto" else settings.device
-    return ["serve", model, "--host", LOOPBACK, "--port", str(port), "--device", device,
+    return ["serve", model, "--host", LOOPBACK, "--port", str(port), "--device", settings.device,
             "--dtype", server_dtype(server, settings), "--log-level", "warning"]
 
 
 SERVERS: dict[str, Server] = {s.engine: s for s in (
-    Server("vllm", "vLLM", "`pip install vllm`", "vllm", _vllm, requires=("vllm",),
+    Server("vllm", "vLLM", "`pip install vllm`", _vllm, requires=("vllm",),
            executable="vllm"),
-    Server("sglang", "SGLang", '`pip install "sglang[all]"`', "vllm", _sglang,
+    Server("sglang", "SGLang", '`pip install "sglang[all]"`', _sglang,
            requires=("sglang",), launcher=("{python}", "-m", "sglang.launch_server")),
     Server("llama-server", "llama.cpp's llama-server",
            "`brew install llama.cpp` (macOS, Linux), or take llama-server from a release at "
            "https://github.com/ggml-org/llama.cpp/releases and put it on the PATH",
-           "vllm", _llama_server, executable="llama-server", gguf=True),
+           _llama_server, executable="llama-server", gguf=True),
     Server("transformers-serve", "transformers serve", "`pip install 'transformers[serving]'`",
-           "transformers", _transformers, requires=("transformers", "openai", "fastapi"),
+           _transformers, requires=("transformers", "openai", "fastapi"),
            launcher=("{python}", "-m", "transformers.cli.transformers")),
 )}
 
