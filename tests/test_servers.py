@@ -55,7 +55,7 @@ def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
         "llama-server", "-m", "/m/HY-MT1.5-1.8B-Q8_0.gguf", "--host", "127.0.0.1",
         "--port", "8080", "--alias", "tencent/HY-MT1.5-1.8B-GGUF", "-c", "28672",
         "--parallel", "4", "--jinja", "-ngl", "0", "--temp", "0.7", "--top-k", "20",
-        "--top-p", "0.6", "--min-p", "0", "--repeat-penalty", "1.05", "--repeat-last-n", "-1",
+        "--top-p", "0.6", "--min-p", "0", "--repeat-penalty", "1.05", "--repeat-last-n", "7168",
         "--threads", "3"]
 
 

@@ -135,10 +135,10 @@ def _llama_server(server: Server, spec: ModelSpec, settings: Settings, model: st
     args = ["-m", model, "--host", LOOPBACK, "--port", str(port), "--alias", spec.id,
             "-c", str(settings.context_length() * slots), "--parallel", str(slots), "--jinja",
             "-ngl", "0" if settings.device == "cpu" else "99",
-            # The model card's sampling; --repeat-last-n -1: over the whole context, as
-            # transformers applies it.
+            # The model card's sampling, the penalty over the whole sequence as transformers
+            # applies it (llama.cpp refuses -1 for that).
             "--temp", "0.7", "--top-k", "20", "--top-p", "0.6", "--min-p", "0",
-            "--repeat-penalty", "1.05", "--repeat-last-n", "-1"]
+            "--repeat-penalty", "1.05", "--repeat-last-n", str(settings.context_length())]
     if settings.cpu_threads:
         args += ["--threads", str(settings.cpu_threads)]
     return args
