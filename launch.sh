@@ -3,7 +3,7 @@
 #
 #   bash launch.sh [app flags]        set up .venv if needed, then run the app (--demo: tiny model)
 #   bash launch.sh --background ...   same, in the background: returns once ready, logs to .hymt/
-#   bash launch.sh stop               stop the background server
+#   bash launch.sh stop               stop the background server (and any engine server it started)
 #   bash launch.sh test [pytest args] set up (with test tools and redis-server/chromium), then run
 #                                     the whole test suite (-m "not slow": the fast lane, no model)
 #
@@ -65,9 +65,13 @@ setup() {  # $1: "dev" to add the test tools
   digest="$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
     say "installing ${files[*]}"
+    if [ "${1:-}" = "dev" ] && ! "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1; then
+      say "(llama-cpp-python compiles llama.cpp for the GGUF tests: several minutes, once)"
+    fi
     local args=()
     for f in "${files[@]}"; do args+=(-r "$f"); done
-    "$VENV/bin/pip" install -q "${args[@]}"
+    # llama.cpp's text models are all the app runs: its multimodal library is not built.
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install -q "${args[@]}"
     echo "$digest" > "$stamp"
   fi
 }

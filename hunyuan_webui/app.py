@@ -10,6 +10,7 @@ and the process exits with status 1.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -22,7 +23,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from hunyuan_webui import settings as settings_mod
-from hunyuan_webui.engine import EngineState
+from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
@@ -141,19 +142,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             not (settings.api_keys or settings.api_keys_file):
         log.warning("the page and the API are open to everyone who can reach %s: see the "
                     "README's Security section (--auth, --api-keys)", settings.host)
-    status = translator.engine.wait_ready()
-    if status.state != EngineState.READY:
-        print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
-        server.stop()
-        return 1
-    print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, {status.device}, "
-          f"{status.dtype})", flush=True)
+    _stop_on_sigterm()
     try:
+        status = translator.engine.wait_ready()
+        if status.state != EngineState.READY:
+            print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
+            return 1
+        print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, "
+              f"{status.device}, {status.dtype})", flush=True)
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:
+        log.info("stopping")
+    finally:
         server.stop()
+        close_engines()  # and the servers or processes they started
     return 0
+
+
+def _stop_on_sigterm() -> None:
+    """``launch.sh stop`` (and service managers) send SIGTERM: stop as on Ctrl+C, so that the
+    engines are closed and no server they started outlives the translator."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # where handlers can be set
+        signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

@@ -4,10 +4,10 @@ A table, not branches. Each entry names its prompt family (which wording of the 
 trained on), the extra modes it supports and whether it ships pre-quantized. Special tokens and the
 chat format are never recorded here: they come from each checkpoint's tokenizer.
 
-A local directory is a model too. Its family and modes are read from an optional ``hymt.json``
-beside ``config.json`` (the demo model ships one); without it, the directory name is matched against
-the known ids (a downloaded ``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), else the
-Hunyuan-MT-7B family is assumed.
+A local directory is a model too, and so is a ``.gguf`` file (for llama.cpp). Its family and modes
+are read from an optional ``hymt.json`` beside ``config.json`` (the demo model ships one) or beside
+the file; without it, the directory name is matched against the known ids (a downloaded
+``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), else the Hunyuan-MT-7B family is assumed.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ SIDECAR = "hymt.json"
 def resolve(name: str) -> ModelSpec:
     """The spec for a registry id or a local directory."""
     path = Path(name).expanduser()
-    if path.is_dir():
+    if path.is_dir() or (path.is_file() and path.suffix.lower() == ".gguf"):
         return _local_spec(path)
     if name in REGISTRY:
         return REGISTRY[name]
@@ -101,8 +101,11 @@ def resolve(name: str) -> ModelSpec:
 
 
 def _local_spec(path: Path) -> ModelSpec:
+    """A checkpoint directory, or a GGUF file (its sidecar, if any, beside it)."""
     base = _by_name(path.name)
-    sidecar = path / SIDECAR
+    if path.is_file():
+        base = replace(base, prequantized="gguf", runtime=None)
+    sidecar = (path if path.is_dir() else path.parent) / SIDECAR
     if sidecar.is_file():
         meta = json.loads(sidecar.read_text(encoding="utf-8"))
         base = replace(

@@ -45,12 +45,13 @@ class Child:
     then) nor while waiting for a reply.
     """
 
-    def __init__(self, spec: ModelSpec, engine_kwargs: dict[str, Any]) -> None:
+    def __init__(self, spec: ModelSpec, engine_kwargs: dict[str, Any],
+                 runner: str = "local") -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, child_end = context.Pipe()
-        self.process = context.Process(target=child_main,
-                                       args=(child_end, spec, engine_kwargs, log_settings()),
-                                       name="hymt-engine", daemon=True)
+        self.process = context.Process(
+            target=child_main, args=(child_end, spec, engine_kwargs, log_settings(), runner),
+            name="hymt-engine", daemon=True)
         self.process.start()
         child_end.close()
         self.started_at = time.monotonic()

@@ -45,12 +45,11 @@ from hunyuan_webui.errors import (
     TranslatorError,
 )
 from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.settings import PROMPT_OVERHEAD_TOKENS
 
 log = logging.getLogger(__name__)
 
 WARMUP_PROMPT = "Translate the following segment into Chinese, without additional explanation.\n\nHello"
-# Prompt template, glossary and context add tokens around the user's text.
-PROMPT_OVERHEAD_TOKENS = 1024
 
 
 class LocalEngine(Engine):

@@ -45,8 +45,6 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -61,6 +59,7 @@ from hunyuan_webui.engine.base import (
     options_per_prompt,
 )
 from hunyuan_webui.engine.child import Child
+from hunyuan_webui.engine.restarts import BACKOFF_S, RESTART_LIMIT, RESTART_WINDOW_S, RestartPolicy
 from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.models import ModelSpec
 
@@ -68,10 +67,8 @@ log = logging.getLogger(__name__)
 
 BEAT_TIMEOUT_S = 15.0  # no heartbeat for this long from a running child: it is hung
 STALL_TIMEOUT_S = 180.0  # one scheduler pass this long with work waiting: it is hung
-RESTART_LIMIT = 5  # failures within the window before the supervisor gives up
-RESTART_WINDOW_S = 600.0
-BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 SUPERVISE_EVERY_S = 0.2
+__all__ = ["BACKOFF_S", "RESTART_LIMIT", "RESTART_WINDOW_S", "ProcessEngine"]
 
 
 class ProcessEngine(Engine):
@@ -82,17 +79,21 @@ class ProcessEngine(Engine):
     while calling into a child; a child's own lock is never held while taking this one.
     """
 
-    def __init__(self, spec: ModelSpec, *, beat_timeout: float = BEAT_TIMEOUT_S,
-                 stall_timeout: float = STALL_TIMEOUT_S, **engine_kwargs: Any) -> None:
+    def __init__(self, spec: ModelSpec, *, runner: str = "local",
+                 beat_timeout: float = BEAT_TIMEOUT_S, stall_timeout: float = STALL_TIMEOUT_S,
+                 **engine_kwargs: Any) -> None:
         self.spec = spec
         self.model_id = spec.id
+        self._runner = runner  # which engine the child runs: see worker.RUNNERS
         self._kwargs = engine_kwargs
         self._beat_timeout, self._stall_timeout = beat_timeout, stall_timeout
         self._lock = threading.Lock()
-        self._child = Child(spec, engine_kwargs)
+        self._child = Child(spec, engine_kwargs, runner)
         self._recovering = ""  # while a replacement child loads: why the last one went
         self._given_up = ""  # the supervisor stopped restarting: why
-        self._failures: deque[float] = deque()
+        # Read here, not at import, so that tests can lower them.
+        self._restarts = RestartPolicy("The engine process", limit=RESTART_LIMIT,
+                                       window_s=RESTART_WINDOW_S, backoff_s=BACKOFF_S)
         self.restarts = 0
         self._closing = False
         self._stop = threading.Event()
@@ -177,28 +178,16 @@ class ProcessEngine(Engine):
 
     def _replace(self, old: Child, problem: str) -> bool:
         """Start a new child after a backoff; False once the failures are too many."""
-        now = time.monotonic()
-        self._failures.append(now)
-        while self._failures and now - self._failures[0] > RESTART_WINDOW_S:
-            self._failures.popleft()
-        if len(self._failures) > RESTART_LIMIT:
-            reason = (f"The engine process failed {len(self._failures)} times within "
-                      f"{RESTART_WINDOW_S / 60:g} minutes (last: it {problem}); it is not restarted "
-                      "again. See the server log, then restart the translator.")
-            log.error("%s", reason)
+        delay = self._restarts.failed(problem, old.pid)
+        if delay is None:
             with self._lock:
-                self._given_up = reason
+                self._given_up = self._restarts.given_up
             return False
-        delay = BACKOFF_S[min(len(self._failures), len(BACKOFF_S)) - 1]
-        note = f"The engine process {problem}; restarting it."
-        log.warning("engine process (pid %s) %s; starting a new one in %.1fs (failure %d of at "
-                    "most %d in %g min)", old.pid, problem, delay, len(self._failures),
-                    RESTART_LIMIT, RESTART_WINDOW_S / 60)
         with self._lock:
-            self._recovering = note
+            self._recovering = f"The engine process {problem}; restarting it."
         if self._stop.wait(delay):
             return False
-        new = Child(self.spec, self._kwargs)
+        new = Child(self.spec, self._kwargs, self._runner)
         with self._lock:
             self._child = new
             self.restarts += 1

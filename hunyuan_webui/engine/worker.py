@@ -1,6 +1,7 @@
 """What runs inside the engine's child process (see :mod:`hunyuan_webui.engine.process`).
 
-The child builds a :class:`~hunyuan_webui.engine.local.LocalEngine`, answers the parent's
+The child builds its engine (:data:`RUNNERS`: our transformers engine,
+:class:`~hunyuan_webui.engine.local.LocalEngine`, or llama.cpp's), answers the parent's
 messages on its main thread, forwards each scheduler pass's text from the scheduler thread, and
 sends a heartbeat (the engine's status) from a third. Errors cross the pipe as (class name,
 message, attributes) and are raised again in the parent as the same :mod:`hunyuan_webui.errors`
@@ -21,6 +22,10 @@ from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.models import ModelSpec
 
 BEAT_INTERVAL_S = 0.5
+# The engines a child can run, by name: (module, class). Each takes the same keyword arguments
+# and offers ``after_step``, the hook that forwards a scheduler pass's text.
+RUNNERS = {"local": ("hunyuan_webui.engine.local", "LocalEngine"),
+           "llamacpp": ("hunyuan_webui.engine.llamacpp", "LlamaCppEngine")}
 
 
 def error_payload(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
@@ -90,10 +95,10 @@ def log_settings() -> dict[str, Any]:
 
 
 def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
-                log_settings: dict[str, Any]) -> None:
-    from transformers.utils import logging as hf_logging
+               log_settings: dict[str, Any], runner: str = "local") -> None:
+    import importlib
 
-    from hunyuan_webui.engine.local import LocalEngine
+    from transformers.utils import logging as hf_logging
 
     # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
     # sends "close", or its end of the pipe closes when it exits).
@@ -103,7 +108,8 @@ def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
     hf_logging.set_verbosity(log_settings["transformers"])
     if not log_settings["progress_bars"]:
         hf_logging.disable_progress_bar()
-    engine = LocalEngine(spec, **engine_kwargs)
+    module, name = RUNNERS[runner]
+    engine = getattr(importlib.import_module(module), name)(spec, **engine_kwargs)
     forward = _Forwarder(conn)
     engine.after_step = forward.flush
     stop = threading.Event()
