@@ -48,6 +48,10 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
               (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
     demo = build_ui(translator, access=access, files=files)
+    # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
+    # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
+    # the server grow by 225 MB in 2,000 requests. Bounded here (read when the page is mounted).
+    demo.state_session_capacity = settings.page_sessions
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",

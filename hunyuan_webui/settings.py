@@ -94,6 +94,9 @@ class Settings:
                             "events).", group="limits")
     queue_size: int = _opt(64, "Gradio queue length before new visitors are turned away.",
                            group="limits")
+    page_sessions: int = _opt(100, "Page sessions whose state the server keeps (about 0.2 MB "
+                              "each; the least recently used are forgotten first).",
+                              group="limits")
     # cache
     cache_size: int = _opt(4096, "Entries in the in-memory phrase cache (0 disables it).",
                            group="cache")
@@ -144,7 +147,7 @@ class Settings:
                 raise InputError(f"--{_flag(f.name)} must be one of {', '.join(choices)}; "
                                  f"got {value!r}.")
         for name in ("max_input_chars", "max_input_tokens", "max_new_tokens", "max_batch_size",
-                     "concurrency", "queue_size", "prefill_chunk_tokens"):
+                     "concurrency", "queue_size", "prefill_chunk_tokens", "page_sessions"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
         if self.context_tokens < 0:
