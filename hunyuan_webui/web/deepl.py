@@ -191,13 +191,7 @@ def create_router(translator: Translator) -> APIRouter:
         """DeepL's /v2/translate: several ``text`` values, DeepL's language codes."""
         params = await _params(request)
         who = _caller(request, params)
-        texts = params.get("text") or []
-        if not texts:
-            raise InputError("Parameter 'text' not specified.")
-        if not all(isinstance(t, str) for t in texts):
-            raise InputError("Value for 'text' not supported.")
-        if len(texts) > MAX_TEXTS:
-            raise InputError(f"Too many texts: at most {MAX_TEXTS} per request.")
+        texts = _texts(params)
         target_code = _one(params, "target_lang")
         if not target_code:
             raise InputError("Parameter 'target_lang' not specified.")
@@ -243,6 +237,17 @@ def create_router(translator: Translator) -> APIRouter:
                 "character_limit": who.policy.chars_per_day or UNLIMITED}
 
     return router
+
+
+def _texts(params: dict[str, list[Any]]) -> list[str]:
+    texts = params.get("text") or []
+    if not texts:
+        raise InputError("Parameter 'text' not specified.")
+    if not all(isinstance(t, str) for t in texts):
+        raise InputError("Value for 'text' not supported.")
+    if len(texts) > MAX_TEXTS:
+        raise InputError(f"Too many texts: at most {MAX_TEXTS} per request.")
+    return texts
 
 
 def _mode(params: dict[str, list[Any]], translator: Translator) -> tuple[str, str]:

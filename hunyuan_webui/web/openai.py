@@ -39,7 +39,7 @@ from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.service.job import Job, batched_updates
 from hunyuan_webui.web.access import AccessControl
-from hunyuan_webui.web.api import CallerDep
+from hunyuan_webui.web.deps import CallerDep
 
 SYSTEM_ROLES = ("system", "developer")
 ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}

@@ -1,0 +1,56 @@
+"""Operational routes: liveness, readiness, Prometheus metrics and the phrase cache."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse, Response
+
+from hunyuan_webui.service import Translator
+from hunyuan_webui.web.deps import CallerDep
+from hunyuan_webui.web.metrics import Metrics
+from hunyuan_webui.web.security import Redactor
+
+log = logging.getLogger("hunyuan_webui.web.api")
+
+
+def create_router(translator: Translator, metrics: Metrics, redact: Redactor) -> APIRouter:
+    router = APIRouter(tags=["operations"])
+
+    @router.get("/health")
+    def health() -> dict[str, str]:
+        """The process is alive."""
+        return {"status": "ok"}
+
+    @router.get("/ready")
+    def ready() -> JSONResponse:
+        """The model is loaded and warm (503 until then, with the state and any failure reason)."""
+        status = translator.engine.status()
+        return JSONResponse(redact.answer(status.to_dict()),
+                            status_code=200 if status.ready else 503)
+
+    @router.get("/metrics")
+    def prometheus() -> Response:
+        """Prometheus metrics."""
+        body, content_type = metrics.render()
+        return Response(body, media_type=content_type)
+
+    @router.get("/v1/cache")
+    def cache_stats(who: CallerDep) -> dict[str, Any]:
+        """Phrase cache statistics (hits, misses, size, backend)."""
+        cache = translator.cache
+        return cache.stats().to_dict() if cache is not None else {"backend": "off"}
+
+    @router.delete("/v1/cache")
+    def cache_clear(who: CallerDep) -> dict[str, Any]:
+        """Empty the phrase cache (memory, disk and this app's Redis keys)."""
+        cache = translator.cache
+        if cache is None:
+            return {"cleared": False, "backend": "off"}
+        cache.clear()
+        log.info("phrase cache cleared by %s", who.key_id or "an open API")
+        return {"cleared": True, **cache.stats().to_dict()}
+
+    return router

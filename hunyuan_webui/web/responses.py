@@ -1,0 +1,123 @@
+"""Errors as JSON answers, in one place: every :class:`~hunyuan_webui.errors.TranslatorError`,
+validation error and HTTP error becomes ``{"error": {"code", "message", "request_id"}}`` (plain
+``{"error": message}`` on the LibreTranslate routes, as its clients expect), and a wrong method on
+an API path is a JSON 405."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hunyuan_webui.errors import TranslatorError
+
+log = logging.getLogger("hunyuan_webui.web.api")
+
+FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
+
+
+def refuse_other_methods(app: FastAPI) -> None:
+    """A wrong method on an API path gets a JSON 405 (else the page mounted at / answers 404)."""
+    allowed: dict[str, set[str]] = {}
+    for route in _api_routes(app.router.routes):
+        allowed.setdefault(route.path, set()).update(route.methods)
+    for path, methods in allowed.items():
+        others = sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - methods)
+        if others:
+            app.add_api_route(path, _method_not_allowed(", ".join(sorted(methods))),
+                              methods=others, include_in_schema=False)
+
+
+def _api_routes(routes: list[Any]) -> list[APIRoute]:
+    """Every API route, also those of included routers (FastAPI keeps those as one route each,
+    holding the router, rather than copies of its routes; none is included with a prefix here)."""
+    found: list[APIRoute] = []
+    for route in routes:
+        if isinstance(route, APIRoute):
+            found.append(route)
+        elif hasattr(route, "original_router"):
+            found.extend(_api_routes(route.original_router.routes))
+    return found
+
+
+def _method_not_allowed(allow: str) -> Callable[[], Any]:
+    async def refuse() -> None:
+        raise StarletteHTTPException(405, "Method Not Allowed", headers={"Allow": allow})
+
+    return refuse
+
+
+def sse_event(data: dict[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def lt_error(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None,
+           request_id: str | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": {"code": code, "message": message}}
+    if request_id:
+        body["error"]["request_id"] = request_id
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    def lt_route(request: Request) -> bool:
+        return request.url.path.rstrip("/").rsplit("/", 1)[-1] in ("translate", "detect",
+                                                                    "languages") and not \
+            request.url.path.startswith("/v1/")
+
+    @app.exception_handler(TranslatorError)
+    async def translator_error(request: Request, exc: TranslatorError) -> JSONResponse:
+        headers = {}
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None:
+            headers["Retry-After"] = str(max(1, round(retry_after)))
+        message = app.state.redact.text(exc.user_message)
+        if lt_route(request):
+            return JSONResponse({"error": message}, status_code=exc.http_status, headers=headers)
+        return error_response(exc.http_status, exc.code, message, headers,
+                      getattr(request.state, "request_id", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        message = "Invalid request: " + "; ".join(problems[:5])
+        if any(e.get("type") == "json_invalid" for e in exc.errors()):
+            message = "Malformed JSON body."
+        return error_response(422, "invalid_request", message,
+                      request_id=getattr(request.state, "request_id", None))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == FASTAPI_BODY_ERROR:  # e.g. bytes, not UTF-8
+            return error_response(422, "invalid_request", "Malformed JSON body.",
+                          request_id=getattr(request.state, "request_id", None))
+        return error_response(exc.status_code, "http_error", str(exc.detail),
+                      getattr(exc, "headers", None), getattr(request.state, "request_id", None))
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        return unexpected_error(request, exc)
+
+
+def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
+    """A bug, not a user error: log it with the request id, answer a JSON 500 without details."""
+    request_id = getattr(request.state, "request_id", None)
+    log.error("unexpected error in %s %s (%s)", request.method, request.url.path, request_id,
+              exc_info=exc)
+    return error_response(500, "internal_error",
+                  "Something went wrong on the server; it has been logged.", None, request_id)
