@@ -1,0 +1,162 @@
+"""OpenAI's chat messages: the request schema, the translation request a message asks for (when
+it is one of the model cards' prompts), the folding of a conversation into the one user message
+the model takes, and ``stop`` strings applied to streamed text."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hunyuan_webui import prompts
+from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
+from hunyuan_webui.errors import InputError
+from hunyuan_webui.service import TranslationRequest, Translator
+
+SYSTEM_ROLES = ("system", "developer")
+ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}
+# OpenAI's temperature runs from 0 (greedy); ours starts where sampling still means something.
+GREEDY_BELOW = OPTION_BOUNDS["temperature"][0]
+
+
+# -- the request -----------------------------------------------------------------------------------
+class ContentPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
+    content: str | list[ContentPart] | None = None
+
+    def text(self) -> str:
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        if any(part.type != "text" for part in self.content):
+            raise InputError("Only text content is supported (no images, audio or files).")
+        return "".join(part.text or "" for part in self.content)
+
+
+class StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class ChatRequest(BaseModel):
+    """OpenAI's fields; others (user, metadata, presence_penalty...) are accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = Field("", description="Any name: one model is served (see /v1/models).")
+    messages: list[ChatMessage] = Field(min_length=1, examples=[[{
+        "role": "user", "content": "Translate the following segment into English, without "
+        "additional explanation.\n\nBonjour."}]])
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    temperature: float | None = Field(None, ge=0, le=2, description="0 = greedy (cached).")
+    top_p: float | None = Field(None, ge=0, le=1)
+    top_k: int | None = Field(None, description="vLLM's extra field.")
+    repetition_penalty: float | None = Field(None, description="vLLM's extra field.")
+    max_tokens: int | None = Field(None, ge=1, description="Per sentence for translations.")
+    max_completion_tokens: int | None = Field(None, ge=1)
+    seed: int | None = None
+    n: int = Field(1, ge=1, le=1, description="One answer per request.")
+    stop: str | list[str] | None = None
+    logprobs: bool | None = None
+    tools: list[Any] | None = None
+    response_format: dict[str, Any] | None = None
+
+    def decoding(self) -> DecodingOptions:
+        """The model card's decoding, changed where the request says otherwise."""
+        if self.logprobs:
+            raise InputError("logprobs are not supported.")
+        if self.tools:
+            raise InputError("Tools (function calling) are not supported.")
+        if self.response_format and self.response_format.get("type", "text") != "text":
+            raise InputError("Only the text response_format is supported.")
+        values: dict[str, Any] = {}
+        if self.temperature is not None:
+            if self.temperature < GREEDY_BELOW:
+                values["deterministic"] = True
+            else:
+                values["temperature"] = self.temperature
+        if self.top_p is not None:
+            values["top_p"] = max(self.top_p, OPTION_BOUNDS["top_p"][0])
+        for name in ("top_k", "repetition_penalty", "seed"):
+            if getattr(self, name) is not None:
+                values[name] = getattr(self, name)
+        cap = self.max_completion_tokens or self.max_tokens
+        if cap is not None:  # tools ask for generous caps; the engine's own cap applies anyway
+            values["max_new_tokens"] = min(cap, int(OPTION_BOUNDS["max_new_tokens"][1]))
+        return DecodingOptions.from_mapping(values)
+
+    def stops(self) -> list[str]:
+        stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
+        return [s for s in stops if s]
+
+
+def translation_for(body: ChatRequest, translator: Translator,
+                    options: DecodingOptions) -> TranslationRequest | None:
+    """The translation the conversation asks for, or None when it is not a translation prompt
+    (or its text's language cannot be told: then the model answers the prompt itself)."""
+    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
+    if last is None:
+        return None
+    found = prompts.recognize(last.text())
+    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES]
+    if found is None and system:  # the instruction in the system message, the text in the user's
+        found = prompts.recognize("\n\n".join([*system, last.text()]))
+    if found is None or not found.text.strip():
+        return None
+    detected = translator.detect(found.text).code
+    if detected is None:
+        return None
+    return TranslationRequest(text=found.text, target_lang=found.target, source_lang=detected,
+                              options=options, mode="context" if found.context else "translate",
+                              glossary=found.glossary, context=found.context)
+
+
+def fold(messages: list[ChatMessage]) -> str:
+    """The conversation as the one user message the model takes: system messages first, then a
+    lone user message as it is, or several turns labelled by role."""
+    system = [m.text() for m in messages if m.role in SYSTEM_ROLES]
+    turns = [m for m in messages if m.role not in SYSTEM_ROLES]
+    if len(turns) == 1 and turns[0].role == "user":
+        return "\n\n".join([*system, turns[0].text()])
+    return "\n\n".join([*system, *(f"{ROLE_LABELS[m.role]}: {m.text()}" for m in turns)])
+
+
+class StopText:
+    """Cuts streamed text at the first stop string, holding back a tail that may start one."""
+
+    def __init__(self, stops: list[str]) -> None:
+        self.stops = stops
+        self.held = ""
+        self.stopped = False
+
+    def feed(self, delta: str) -> str:
+        if not self.stops:
+            return delta
+        if self.stopped:
+            return ""
+        text = self.held + delta
+        found = [i for i in (text.find(s) for s in self.stops) if i >= 0]
+        if found:
+            self.stopped, self.held = True, ""
+            return text[:min(found)]
+        keep = next((k for k in range(min(len(text), max(map(len, self.stops)) - 1), 0, -1)
+                     if any(s.startswith(text[-k:]) for s in self.stops)), 0)
+        self.held = text[len(text) - keep:] if keep else ""
+        return text[:len(text) - keep]
+
+    def flush(self) -> str:
+        held, self.held = ("" if self.stopped else self.held), ""
+        return held
+
+
+# -- the answer ------------------------------------------------------------------------------------
