@@ -96,11 +96,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def long_units(known: dict[str, Path]) -> Iterator[str]:
+def long_units(known: dict[str, Path], root: Path = ROOT) -> Iterator[str]:
     for name, path in known.items():
         text = path.read_text(encoding="utf-8")
         lines = text.count("\n")
-        rel = path.relative_to(ROOT)
+        rel = path.relative_to(root)
         if lines > MAX_MODULE_LINES:
             yield f"{rel}: {lines} lines (at most {MAX_MODULE_LINES})"
         for node in ast.walk(ast.parse(text)):
@@ -115,7 +115,7 @@ def problems(root: Path = ROOT) -> list[str]:
     known = modules(root)
     graph = {name: imports(name, path, known) for name, path in known.items()}
     out = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph)]
-    out.extend(long_units(known))
+    out.extend(long_units(known, root))
     return out
 
 
