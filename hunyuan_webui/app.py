@@ -30,7 +30,9 @@ from hunyuan_webui.web import api
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.gatekeeper import Gatekeeper
 from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
-from hunyuan_webui.web.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.web.ui_client import CSS, HEAD, THEME
+from hunyuan_webui.web.ui_layout import build_ui
+from hunyuan_webui.web.ui_text import I18N
 from hunyuan_webui.web.visitor_files import VisitorFiles
 
 log = logging.getLogger("hunyuan_webui")
@@ -51,7 +53,7 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, i18n=I18N,
+        theme=THEME, css=CSS, head=HEAD, i18n=I18N,
         # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
         show_error=False, max_file_size=settings.max_file_bytes,
     )
