@@ -41,6 +41,7 @@ from hunyuan_webui.web.ui_text import say, state_name, ui_lang
 from hunyuan_webui.web.visitor_files import VisitorFiles
 
 HISTORY_LIMIT = 50
+STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
 PAGE_PARTS = 10  # the page takes up to this many times --max-input-chars, translated in parts
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
@@ -174,8 +175,9 @@ class TranslatorUI(FileListeners):
             raise gr.Error(exc.user_message) from None
 
     # -- the rest of the page ---------------------------------------------------------------------
-    def status(self, visitor: gr.Request | None = None) -> tuple[Any, Any, Any]:
-        """The status line, and Translate enabled only once the model is ready."""
+    def status(self, visitor: gr.Request | None = None) -> tuple[Any, Any, Any, Any]:
+        """The status line, Translate enabled only once the model is ready, and the next poll
+        (sooner while the model loads)."""
         lang = ui_lang(visitor)
         status = self.translator.engine.status()
         parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
@@ -192,7 +194,8 @@ class TranslatorUI(FileListeners):
         if status.state in (EngineState.LOADING, EngineState.WARMING):
             line = say(lang, "loading") + "  \n" + line
         button = gr.update(interactive=status.ready)
-        return line, button, button
+        poll = STATUS_POLL_S if status.ready else LOADING_POLL_S
+        return line, button, button, gr.Timer(value=poll)
 
     def stopped(self, line: str, visitor: gr.Request | None = None) -> Any:
         """Stop pressed while a translation was running (its progress line ends in '…')."""

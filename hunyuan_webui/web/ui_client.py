@@ -42,6 +42,9 @@ THEME = gr.themes.Soft(font=[FONT_STACK], font_mono=["ui-monospace", "monospace"
     button_cancel_text_color="white", button_cancel_text_color_dark="white",
     body_text_color_subdued="*neutral_600", body_text_color_subdued_dark="*neutral_300",
     checkbox_label_text_color="*neutral_800", checkbox_label_text_color_dark="*neutral_100",
+    checkbox_label_background_fill_selected="*primary_700",
+    checkbox_label_background_fill_selected_dark="*primary_600",
+    checkbox_label_text_color_selected="white", checkbox_label_text_color_selected_dark="white",
 )
 
 CSS = """
@@ -79,6 +82,20 @@ document.addEventListener('keydown', (e) => {
     if (button) { e.preventDefault(); button.click(); }
   }
 });
+// Two Gradio quirks axe-core reports as serious: an empty file box labelled without a role, and
+// an upload button whose label does not contain its visible text. Patched as they appear.
+let hymtA11yQueued = false;
+new MutationObserver(() => {
+  if (hymtA11yQueued) return;
+  hymtA11yQueued = true;
+  requestAnimationFrame(() => {
+    hymtA11yQueued = false;
+    document.querySelectorAll('div.empty[aria-label]:not([role])')
+      .forEach((e) => e.setAttribute('role', 'img'));
+    document.querySelectorAll('button.upload-container[aria-label]')
+      .forEach((e) => e.removeAttribute('aria-label'));
+  });
+}).observe(document.documentElement, {subtree: true, childList: true});
 window.hymt = {
   codes: __CODES__,
   aliases: __ALIASES__,

@@ -111,7 +111,8 @@ class FileListeners:
             text, translation, _pair, sl, tl = (list(row) + [""] * 5)[:5]
             writer.writerow([sl, tl, text, translation])
         data = ("\ufeff" + buffer.getvalue()).encode("utf-8")
-        return self.files.new_output(session_of(visitor) or "", "translation-history.csv", data)
+        path = self.files.new_output(session_of(visitor) or "", "translation-history.csv", data)
+        return gr.update(value=path, visible=True)
 
     def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
         """The file, if this visitor's session uploaded it here and it is within the size limit;

@@ -178,8 +178,10 @@ def _modes_panel(page: SimpleNamespace, has_chimera: bool) -> None:
 
 
 def _history_panel(page: SimpleNamespace) -> None:
+    # Outside the accordion: a closed accordion's children are not mounted, and an unmounted
+    # BrowserState neither reads nor writes the browser's storage.
+    page.history = gr.BrowserState([], storage_key=HISTORY_KEY, secret=HISTORY_SECRET)
     with gr.Accordion(t("history"), open=False, elem_id="history-panel"):
-        page.history = gr.BrowserState([], storage_key=HISTORY_KEY, secret=HISTORY_SECRET)
         page.table = gr.Dataframe(headers=["Source · 原文", "Translation · 译文", "Pair · 语言对"],
                                   value=[], interactive=False, wrap=True, elem_id="history")
         with gr.Row():
@@ -187,7 +189,7 @@ def _history_panel(page: SimpleNamespace) -> None:
                                            elem_id="history-clear")
             page.history_export = gr.Button(t("history_export"), size="sm",
                                             elem_id="history-export")
-        page.history_file = gr.File(label=t("history_file"), interactive=False,
+        page.history_file = gr.File(label=t("history_file"), interactive=False, visible=False,
                                     elem_id="history-file")
 
 
