@@ -26,6 +26,7 @@ from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.gatekeeper import Gatekeeper
@@ -150,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, {status.device}, "
           f"{status.dtype})", flush=True)
+    if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
+        print(f"Hunyuan-MT translator on the LAN (for students): "
+              f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
     try:
         while server.thread.is_alive():
             server.thread.join(0.5)
