@@ -75,6 +75,12 @@ setup() {  # $1: "dev" to add the test tools
 # The test suite runs against real services: Debian's redis-server and chromium. As root with
 # apt-get (CI, containers) they are installed; elsewhere the command to run is printed.
 test_prerequisites() {
+  # axe-core (the accessibility test) from npm, pinned in package-lock.json, into node_modules/.
+  if [ ! -f node_modules/axe-core/axe.min.js ]; then
+    command -v npm >/dev/null 2>&1 || die "the tests need npm (for axe-core): e.g. 'sudo apt-get install npm'."
+    say "installing axe-core for the tests (npm ci)"
+    npm ci --silent --no-audit --no-fund
+  fi
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)

@@ -72,7 +72,8 @@ def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, A
                                        api_visibility="undocumented", **model)
     # An example fills the boxes, then translates (clicking one used to only fill the box).
     example = page.examples.load_input_event.then(
-        ui.translate, [*inputs, gr.State(True)], outputs, api_visibility="private", **model)
+        ui.translate, [*inputs, gr.State(True)], outputs, api_name="translate_example",
+        api_visibility="private", **model)
     for event in (run, fresh, example):
         event.then(ui.status, None, page.status_outputs, **PRIVATE)
     page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],

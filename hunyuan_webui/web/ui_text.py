@@ -98,7 +98,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "loading": "⏳ The model is still loading; Translate will be ready in a moment.",
         "too_long": "This text is too long ({chars:,} characters). The page translates up to "
                     "{limit:,} characters at a time: please split it.",
-        "not_ready": "The translator is still starting. Please try again in a moment.",
+        "not_ready": "The model is still loading. Please try again in a moment.",
         "busy": "The translator is busy right now. Please try again in a moment.",
         "rate_limit": "You have sent a lot of text recently. Please wait a minute and try again.",
         "apology": "Something went wrong on the server; it has been logged. Please try again.",
@@ -130,7 +130,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cache": "缓存命中 {hits} / 未命中 {misses}",
         "loading": "⏳ 模型仍在加载，稍后即可翻译。",
         "too_long": "文本太长（{chars:,} 个字符）。本页一次最多翻译 {limit:,} 个字符，请分段。",
-        "not_ready": "翻译服务仍在启动，请稍后再试。",
+        "not_ready": "模型仍在加载，请稍后再试。",
         "busy": "翻译服务正忙，请稍后再试。",
         "rate_limit": "你最近发送的文本较多，请等一分钟再试。",
         "apology": "服务器出错了，已记录在日志中。请再试一次。",
