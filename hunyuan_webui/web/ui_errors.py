@@ -24,13 +24,7 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.errors import (
-    BusyError,
-    ModelLoadError,
-    NotReadyError,
-    RateLimitError,
-    TranslatorError,
-)
+from hunyuan_webui.errors import ModelLoadError, NotReadyError, TranslatorError
 from hunyuan_webui.web.ui_text import say, ui_lang
 
 log = logging.getLogger("hunyuan_webui.web.ui")
@@ -38,8 +32,8 @@ log = logging.getLogger("hunyuan_webui.web.ui")
 APOLOGY = say("en", "apology")
 # Errors a visitor reads in their own words (MESSAGES keys); others keep the service's message.
 PLAIN_WORDS: dict[type[TranslatorError], str] = {
-    NotReadyError: "not_ready", ModelLoadError: "not_ready", BusyError: "busy",
-    RateLimitError: "rate_limit"}
+    NotReadyError: "not_ready", ModelLoadError: "not_ready"}
+# The rate-limit and busy messages are already plain words, with numbers worth reading.
 _OPERATOR_ADVICE = re.compile(r"\s*\([^()]*--[a-z][^()]*\)|[^.]*(--[a-z]|launch\.sh)[^.]*\.")
 
 

@@ -99,8 +99,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "too_long": "This text is too long ({chars:,} characters). The page translates up to "
                     "{limit:,} characters at a time: please split it.",
         "not_ready": "The model is still loading. Please try again in a moment.",
-        "busy": "The translator is busy right now. Please try again in a moment.",
-        "rate_limit": "You have sent a lot of text recently. Please wait a minute and try again.",
         "apology": "Something went wrong on the server; it has been logged. Please try again.",
         "no_detect": "Could not tell which language this is: please choose the source language.",
         "no_file": "Choose a file first (.txt, .md, .srt, .docx or .csv).",
@@ -131,8 +129,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "loading": "⏳ 模型仍在加载，稍后即可翻译。",
         "too_long": "文本太长（{chars:,} 个字符）。本页一次最多翻译 {limit:,} 个字符，请分段。",
         "not_ready": "模型仍在加载，请稍后再试。",
-        "busy": "翻译服务正忙，请稍后再试。",
-        "rate_limit": "你最近发送的文本较多，请等一分钟再试。",
         "apology": "服务器出错了，已记录在日志中。请再试一次。",
         "no_detect": "无法判断文本的语言，请选择源语言。",
         "no_file": "请先选择文件（.txt、.md、.srt、.docx 或 .csv）。",
