@@ -79,6 +79,12 @@ setup() {  # $1: "dev" to add the test tools
 # The test suite runs against real services: Debian's redis-server and chromium. As root with
 # apt-get (CI, containers) they are installed; elsewhere the command to run is printed.
 test_prerequisites() {
+  # axe-core (the accessibility test) from npm, pinned in package-lock.json, into node_modules/.
+  if [ ! -f node_modules/axe-core/axe.min.js ]; then
+    command -v npm >/dev/null 2>&1 || die "the tests need npm (for axe-core): e.g. 'sudo apt-get install npm'."
+    say "installing axe-core for the tests (npm ci)"
+    npm ci --silent --no-audit --no-fund
+  fi
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
@@ -105,21 +111,28 @@ stop_server() {
 start_background() {
   mkdir -p "$STATE_DIR"
   if [ -f "$PID_FILE" ] && kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
-    die "a server is already running (pid $(cat "$PID_FILE")); 'bash launch.sh stop' first."
+    # Re-running a notebook's launch cell is normal: say where the running server is.
+    say "a server is already running (pid $(cat "$PID_FILE")); 'bash launch.sh stop' to restart it."
+    grep 'translator ready:' "$LOG_FILE" 2>/dev/null | tail -n1 || true
+    return 0
   fi
-  : > "$LOG_FILE"
+  # The log is kept across starts (the last run's error stays readable); this start's lines
+  # are those after the marker.
+  local first
+  printf '\n=== %s: bash launch.sh --background %s\n' "$(date '+%F %T')" "$*" >>"$LOG_FILE"
+  first=$(wc -l <"$LOG_FILE")
   nohup "$VENV/bin/python" app.py "$@" >>"$LOG_FILE" 2>&1 &
   echo $! > "$PID_FILE"
   say "starting in the background (pid $!, log $LOG_FILE)"
   local waited=0
   while [ "$waited" -lt "${HYMT_START_TIMEOUT:-900}" ]; do
-    if grep -q 'translator ready:' "$LOG_FILE"; then
-      grep 'translator ready:' "$LOG_FILE" | tail -n1
+    if tail -n +"$first" "$LOG_FILE" | grep -q 'translator ready:'; then
+      tail -n +"$first" "$LOG_FILE" | grep -E 'translator ready:|students on|LAN' || true
       return 0
     fi
     if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
       rm -f "$PID_FILE"
-      tail -n 20 "$LOG_FILE" >&2
+      tail -n +"$first" "$LOG_FILE" | tail -n 20 >&2
       die "the server exited before it was ready (see $LOG_FILE)."
     fi
     sleep 1; waited=$((waited + 1))

@@ -27,11 +27,14 @@ from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.gatekeeper import Gatekeeper
 from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
-from hunyuan_webui.web.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.web.ui_client import CSS, HEAD, THEME
+from hunyuan_webui.web.ui_layout import build_ui
+from hunyuan_webui.web.ui_text import I18N
 from hunyuan_webui.web.visitor_files import VisitorFiles
 
 log = logging.getLogger("hunyuan_webui")
@@ -56,7 +59,7 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, i18n=I18N,
+        theme=THEME, css=CSS, head=HEAD, i18n=I18N,
         # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
         show_error=False, max_file_size=settings.max_file_bytes,
     )
@@ -154,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, "
               f"{status.device}, {status.dtype})", flush=True)
+        if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
+            print(f"Hunyuan-MT translator on the LAN (for students): "
+                  f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:

@@ -126,7 +126,7 @@ def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value.length > 0",
                            timeout=30_000)
-    page.get_by_text("History (click a row to restore it)").click()
+    page.get_by_text("History (kept in this browser").click()
     page.wait_for_timeout(500)
     assert dialogs == []
     assert page.evaluate("window.__pwned") is None

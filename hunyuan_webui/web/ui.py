@@ -1,173 +1,52 @@
-"""The Gradio 6 page: a thin layer over :class:`~hunyuan_webui.service.Translator`.
+"""The Gradio 6 page's listeners: a thin layer over :class:`~hunyuan_webui.service.Translator`.
 
-``build_ui`` builds the Blocks in a function, so importing this module loads nothing. Every
-model-bound event shares one ``concurrency_id`` whose limit comes from the settings, the queue is
-bounded, and ``api_open=False`` keeps the REST routes from skipping it. The one stable programmatic
-endpoint is ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User
-errors become ``gr.Error`` in the listeners' wrapper (:mod:`hunyuan_webui.web.ui_errors`). A file
-reaches a listener only if the visitor's session uploaded it, and every translation counts
-against the visitor's key or its visitor limits (:mod:`hunyuan_webui.web.access`).
+The page is built in :mod:`ui_layout` (components) and :mod:`ui_events` (wiring); its words live
+in :mod:`ui_text`, its scripts and styles in :mod:`ui_client`. Every model-bound event shares one
+``concurrency_id`` whose limit comes from the settings. The one stable programmatic endpoint is
+``/translate`` (text, source_lang, target_lang) -> streamed translation string. User errors
+become ``gr.Error`` in the listeners' wrapper (:mod:`ui_errors`), in the visitor's UI language.
+A text longer than one request may be is translated in parts (:mod:`ui_parts`). Every
+translation counts against the visitor's key or its visitor limits (:mod:`access`).
 """
 
 from __future__ import annotations
 
 import html
-import threading
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import anyio
 import gradio as gr
 
-from hunyuan_webui import files, languages, modes
-from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
-from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
+from hunyuan_webui import languages
+from hunyuan_webui.engine import DecodingOptions, EngineState
+from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.service.job import Update, batched_updates
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.security import Redactor
 from hunyuan_webui.web.ui_errors import friendly
-from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+from hunyuan_webui.web.ui_files import FileListeners
+from hunyuan_webui.web.ui_parts import split_parts
+from hunyuan_webui.web.ui_report import (
+    detection_markdown,
+    extras_markdown,
+    history_rows,
+    last_run_markdown,
+    romanized_markdown,
+)
+from hunyuan_webui.web.ui_text import say, state_name, ui_lang
+from hunyuan_webui.web.visitor_files import VisitorFiles
 
-MODE_LABELS = {
-    "translate": "Translate · 翻译",
-    "context": "With context · 结合上下文",
-    "formatted": "Keep formatting · 保留格式",
-    "alternatives": "3 alternatives · 三种译法",
-    "ensemble": "Best quality (Chimera) · 集成",
-}
-MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
-STATUS_POLL_S = 10.0
+STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
+PAGE_PARTS = 10  # the page takes up to this many times --max-input-chars, translated in parts
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
-             "load_glossary", "swap", "restore")
-LOW_CONFIDENCE = 0.5
-
-EXAMPLES: list[list[str]] = [
-    ["今天天气很好。", "zh", "en"],
-    ["Thank you for your help.", "en", "zh"],
-    ["Where is the library?", "en", "fr"],
-    ["Good morning.", "en", "ja"],
-    ["Thank you.", "en", "th"],
-    ["你好", "zh", "bo"],
-    ["谢谢。", "zh", "ug"],
-    ["你好", "zh", "kk"],
-    ["你好", "zh", "mn"],
-    ["我不知道。", "zh", "yue"],
-    ["བཀྲ་ཤིས་བདེ་ལེགས།", "bo", "zh"],
-    ["رەھمەت.", "ug", "zh"],
-]
-
-I18N = gr.I18n(
-    en={
-        "header": "## Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
-        "source": "From",
-        "target": "To",
-        "detect": "Detect language",
-        "swap": "⇄ Swap",
-        "input": "Text",
-        "input_placeholder": "Type or paste text… (Ctrl/Cmd+Enter to translate)",
-        "output": "Translation",
-        "translate": "Translate",
-        "stop": "Stop",
-        "retranslate": "Retranslate",
-        "clear": "Clear",
-        "examples": "Examples",
-        "advanced": "Advanced",
-        "deterministic": "Deterministic (greedy) decoding",
-        "deterministic_info": "Same input, same output. Off = the model card's sampling.",
-        "temperature": "Temperature",
-        "top_p": "Top-p",
-        "top_k": "Top-k",
-        "repetition_penalty": "Repetition penalty",
-        "max_new_tokens": "Max new tokens (0 = automatic)",
-        "history": "History (click a row to restore it)",
-        "history_source": "Source",
-        "history_translation": "Translation",
-        "history_pair": "Pair",
-        "status": "Status",
-        "tab_text": "Text",
-        "tab_document": "Document",
-        "document": "File (.txt .md .srt .docx .csv)",
-        "document_out": "Translated file",
-        "csv_columns": "CSV columns to translate",
-        "translate_document": "Translate file",
-        "modes": "Modes & glossary",
-        "mode": "Mode",
-        "context": "Context",
-        "context_info": "Surrounding text (previous paragraph, product description); not translated.",
-        "glossary": "Glossary (terms to keep)",
-        "glossary_csv": "…or a CSV of term pairs",
-        "show_candidates": "Show the candidates Chimera fused",
-    },
-    **{"zh-CN": {
-        "header": "## 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
-        "source": "源语言",
-        "target": "目标语言",
-        "detect": "自动检测",
-        "swap": "⇄ 交换",
-        "input": "原文",
-        "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",
-        "output": "译文",
-        "translate": "翻译",
-        "stop": "停止",
-        "retranslate": "重新翻译",
-        "clear": "清空",
-        "examples": "示例",
-        "advanced": "高级设置",
-        "deterministic": "确定性（贪心）解码",
-        "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
-        "temperature": "温度",
-        "top_p": "Top-p",
-        "top_k": "Top-k",
-        "repetition_penalty": "重复惩罚",
-        "max_new_tokens": "最大生成长度（0 = 自动）",
-        "history": "历史记录（点击一行恢复）",
-        "history_source": "原文",
-        "history_translation": "译文",
-        "history_pair": "语言对",
-        "status": "状态",
-        "tab_text": "文本",
-        "tab_document": "文档",
-        "document": "文件（.txt .md .srt .docx .csv）",
-        "document_out": "译文文件",
-        "csv_columns": "要翻译的 CSV 列",
-        "translate_document": "翻译文件",
-        "modes": "模式与术语表",
-        "mode": "模式",
-        "context": "上下文",
-        "context_info": "相关文本（上一段、产品说明），不会被翻译。",
-        "glossary": "术语表",
-        "glossary_csv": "…或上传术语对 CSV",
-        "show_candidates": "显示 Chimera 融合的候选译文",
-    }},
-)
-
-# Ctrl/Cmd+Enter anywhere on the page presses Translate; in <head> so it works from the first
-# keystroke, before Gradio's own load events have run.
-SHORTCUT_HEAD = """<script>
-document.addEventListener('keydown', (e) => {
-  if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
-    const button = document.querySelector('#translate-btn');
-    if (button) { e.preventDefault(); button.click(); }
-  }
-});
-</script>"""
-COUNT_JS = "(text) => `${[...(text || '')].length.toLocaleString()} / %d`"
-
-CSS = """
-#output-box textarea { font-size: 1.05rem; }
-#status-line { font-size: 0.85rem; opacity: 0.85; }
-#char-count { text-align: right; font-size: 0.8rem; opacity: 0.7; margin-top: -0.5rem; }
-"""
-
-
-def language_choices(with_auto: bool) -> list[tuple[str, str]]:
-    choices = [(lang.label, lang.code) for lang in languages.LANGUAGES]
-    return [("Detect language · 自动检测", languages.AUTO), *choices] if with_auto else choices
+             "load_glossary", "swap", "restore", "export_history")
+_JOIN_WITHOUT_SPACE = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
 
 
 def options_from(deterministic: bool, temperature: float, top_p: float, top_k: float,
@@ -178,55 +57,8 @@ def options_from(deterministic: bool, temperature: float, top_p: float, top_k: f
         max_new_tokens=int(max_new_tokens) or None)
 
 
-def detection_markdown(result: TranslationResult | None, source: str) -> str:
-    if result is None or result.detection is None or source != languages.AUTO:
-        return ""
-    det = result.detection
-    if det.code is None:
-        return "⚠️ Language not recognised — please choose the source language."
-    lang = languages.get(det.code)
-    text = f"Detected: **{lang.english} · {lang.chinese}** ({det.confidence:.0%})"
-    if not det.reliable or det.confidence < LOW_CONFIDENCE:
-        text += " — ⚠️ low confidence: pick the source language if this is wrong"
-    return text
-
-
-def last_run_markdown(result: TranslationResult) -> str:
-    """This visitor's last translation: latency, first-token time, tokens per second."""
-    usage = result.usage
-    parts = [f"Last translation: {usage.get('latency_s') or 0:.2f} s"]
-    if usage.get("first_token_s") is not None:
-        parts.append(f"first token {usage['first_token_s'] * 1000:.0f} ms")
-    tokens, latency = usage.get("completion_tokens") or 0, usage.get("latency_s") or 0
-    if tokens and latency:
-        parts.append(f"{tokens / latency:.1f} tokens/s")
-    if result.segments > 1:
-        parts.append(f"{result.segments} segments ({result.cached_segments} from cache)")
-    elif result.cached:
-        parts.insert(0, "⚡ From the phrase cache (Retranslate for a fresh one)")
-    if result.notice:
-        parts.append(result.notice)
-    return " · ".join(parts)
-
-
-def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> str:
-    """Glossary report, alternatives and ensemble candidates, when the mode produced them."""
-    parts = []
-    if result.glossary_found or result.glossary_missing:
-        found = ", ".join(html.escape(t) for t in result.glossary_found) or "—"
-        missing = ", ".join(html.escape(t) for t in result.glossary_missing) or "—"
-        parts.append(f"**Glossary** — in the translation: {found}; missing: {missing}")
-    if len(result.alternatives) > 1:
-        parts.append("**Alternatives**\n" + "\n".join(
-            f"{i}. {html.escape(a)}" for i, a in enumerate(result.alternatives, 1)))
-    if result.candidates and show_candidates:
-        parts.append("**Candidates fused by Chimera**\n" + "\n".join(
-            f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
-    return "\n\n".join(parts)
-
-
-class TranslatorUI:
-    """Holds the translator and builds the page; each method is one listener."""
+class TranslatorUI(FileListeners):
+    """Holds the translator; each public method is one listener (the page: ui_layout)."""
 
     def __init__(self, translator: Translator, access: AccessControl | None = None,
                  files: VisitorFiles | None = None) -> None:
@@ -238,7 +70,11 @@ class TranslatorUI:
         for name in LISTENERS:
             setattr(self, name, friendly(getattr(self, name), self.redact.text))
 
-    # -- listeners --------------------------------------------------------------------------------
+    @property
+    def page_limit(self) -> int:
+        return self.translator.settings.max_input_chars * PAGE_PARTS
+
+    # -- translation ------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
                             visitor: gr.Request | None = None) -> AsyncIterator[str]:
         """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
@@ -249,140 +85,76 @@ class TranslatorUI:
             yield updates[-1].text
 
     async def translate(self, text: str, source: str, target: str, deterministic: bool,
-                  temperature: float, top_p: float, top_k: float, repetition_penalty: float,
-                  max_new_tokens: float, mode: str, context: str, glossary: Any,
-                  show_candidates: bool, history: list[list[str]] | None, use_cache: bool = True,
-                  visitor: gr.Request | None = None,
-                  progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
-                  ) -> AsyncIterator[tuple[Any, ...]]:
-        """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one."""
+                        temperature: float, top_p: float, top_k: float,
+                        repetition_penalty: float, max_new_tokens: float, mode: str,
+                        context: str, glossary: Any, show_candidates: bool, romanize: bool,
+                        history: list[list[str]] | None, use_cache: bool = True,
+                        visitor: gr.Request | None = None,
+                        progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+                        ) -> AsyncIterator[tuple[Any, ...]]:
+        """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one.
+        Outputs: translation, detected line, progress line, history (browser), history table,
+        extras, detected code, romanization."""
+        lang, text = ui_lang(visitor), text or ""
+        if len(text) > self.page_limit:
+            raise gr.Error(say(lang, "too_long", chars=len(text), limit=self.page_limit),
+                           print_exception=False)
         self._admit(visitor, text)
-        request = TranslationRequest(
-            text=text or "", source_lang=source, target_lang=target,
+        template = TranslationRequest(
+            text="", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
                                   max_new_tokens),
             mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary),
             cache=bool(use_cache))
-        history = list(history or [])
-        async for updates in self._run(request):
-            update = updates[-1]
-            result = update.result
-            if result is None:
-                line = ""
-                if update.total_segments > 1:  # a long text: a progress bar and a count
-                    progress((update.done_segments, update.total_segments), desc="Translating",
-                             unit="segments")
-                    line = f"Segment {update.done_segments + 1} of {update.total_segments}…"
-                yield update.text, gr.skip(), line or gr.skip(), gr.skip(), gr.skip()
-                continue
-            if result.text.strip():
-                history.insert(0, [text, result.text, f"{result.source_lang} → {target}"])
-            yield (result.text, detection_markdown(result, source),
-                   last_run_markdown(result), history[:HISTORY_LIMIT],
-                   extras_markdown(result, bool(show_candidates)))
+        parts = await anyio.to_thread.run_sync(self._split, text)
+        done, first, result = "", None, None
+        yield (gr.skip(),) * 2 + (say(lang, "translating") + "…",) + (gr.skip(),) * 5
+        for number, part in enumerate(parts, 1):
+            # Every part after the first keeps the first part's detected source language.
+            request = replace(template, text=part)
+            if first is not None and source == languages.AUTO:
+                request = replace(request, source_lang=first.source_lang)
+            async for updates in self._run(request):
+                update = updates[-1]
+                if update.result is None:
+                    line = self._progress_line(lang, update, number, len(parts), progress)
+                    yield (done + update.text, gr.skip(), line) + (gr.skip(),) * 5
+                else:
+                    result = update.result
+            first = first or result
+            done += result.text + _separator(part, target, last=number == len(parts))
+        yield self._finished(lang, text, done, first, result, source, target, len(parts),
+                             bool(show_candidates), bool(romanize), list(history or []))
 
-    def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
-                           deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
-                           progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
-                           ) -> Iterator[tuple[Any, ...]]:
-        """Translate an uploaded file; yields progress, then the translated file to download."""
-        if not file:
-            raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
-        path = self._uploaded(visitor, file)
-        self._admit(visitor, "")  # one request now; its characters once the file is read
-        template = TranslationRequest(text="", source_lang=source, target_lang=target,
-                                      options=DecodingOptions(deterministic=bool(deterministic)),
-                                      glossary=self._glossary(glossary))
-        state = {"done": 0, "total": 0}
-        stop = threading.Event()
-        box: dict[str, Any] = {}
+    def _finished(self, lang: str, text: str, done: str, first: TranslationResult,
+                  result: TranslationResult, source: str, target: str, parts: int,
+                  show_candidates: bool, romanize: bool, history: list[list[str]]
+                  ) -> tuple[Any, ...]:
+        if done.strip():
+            pair = f"{first.source_lang} → {target}"
+            history.insert(0, [text, done, pair, first.source_lang, target])
+        history = history[:HISTORY_LIMIT]
+        return (done, detection_markdown(first, source, lang),
+                last_run_markdown(result, lang, parts), history, history_rows(history),
+                extras_markdown(result, show_candidates, lang),
+                first.source_lang if first.detection else "",
+                romanized_markdown(done, target, romanize))
 
-        def translate(segments: list[str]) -> list[str]:
-            self._admit(visitor, "".join(segments), count=False)
-            state["total"] = len(segments)
-            return self.translator.translate_segments(
-                segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
+    def _split(self, text: str) -> list[str]:
+        settings = self.translator.settings
+        return split_parts(text, settings.max_input_chars, settings.max_input_tokens,
+                           self.translator.engine.count_tokens) or [""]
 
-        def work() -> None:
-            try:
-                box["result"] = files.translate_file(
-                    path.name, path.read_bytes(), translate, lang=source, target_lang=target,
-                    csv_columns=columns or None, max_bytes=self.translator.settings.max_file_bytes)
-            except Exception as exc:  # handed to the event's thread below
-                box["error"] = exc
-
-        worker = threading.Thread(target=work, name="hymt-file", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.25)
-                if state["total"]:
-                    progress((state["done"], state["total"]), desc="Translating", unit="segments")
-                    yield gr.skip(), f"{state['done']} / {state['total']} segments"
-        finally:
-            stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
-        if "error" in box:
-            raise box["error"]  # ui_errors makes it readable
-        result = box["result"]
-        out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
-        yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
-
-    def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
-        """The CSV column picker shows the uploaded file's header."""
-        if not file or not str(file).lower().endswith(".csv"):
-            return gr.update(choices=[], value=[], visible=False)
-        names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
-        return gr.update(choices=names, value=names, visible=True)
-
-    def load_glossary(self, file: str | None, visitor: gr.Request | None = None) -> Any:
-        """A CSV of 'source term, target term' rows fills the glossary table."""
-        if not file:
-            return gr.skip()
-        try:
-            text = self._uploaded(visitor, file).read_bytes().decode("utf-8-sig")
-            rows = modes.parse_glossary(text)
-        except (UnicodeDecodeError, TranslatorError) as exc:
-            message = exc.user_message if isinstance(exc, TranslatorError) else \
-                "it is not UTF-8 text"
-            raise gr.Error(f"Could not read the glossary: {message}",
-                           print_exception=False) from None
-        return [list(r) for r in rows] or [["", ""]]
-
-    def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
-        """The file, if this visitor's session uploaded it here and it is within the size limit;
-        else a readable refusal (the Gatekeeper refuses foreign paths before this, too)."""
-        path = self.files.check(session_of(visitor), file if isinstance(file, str) else "")
-        try:
-            size = path.stat().st_size
-        except OSError:  # deleted since (it expired): the same answer as for a foreign path
-            raise InputError(NOT_UPLOADED) from None
-        limit = self.translator.settings.max_file_bytes
-        if size > limit:
-            raise InputTooLongError(f"The file is {files.size(size)}; the limit is "
-                                    f"{files.size(limit)}.")
-        return path
-
-    def _admit(self, visitor: gr.Request | None, text: object, count: bool = True) -> None:
-        """Count this translation against the caller's key, else against the visitor."""
-        caller = self.access.page_caller(visitor)
-        chars = len(text) if isinstance(text, str) else 0
-        if count:
-            self.access.admit(caller, chars)
-        else:
-            self.access.charge(caller, chars)
-
-    def _glossary(self, table: Any) -> tuple[tuple[str, str], ...]:
-        rows = table.values.tolist() if hasattr(table, "values") else table
-        try:
-            return modes.parse_glossary(rows or [])
-        except TranslatorError as exc:
-            raise gr.Error(exc.user_message) from None
-
-    def _options(self, *values: Any) -> DecodingOptions:
-        try:
-            return options_from(*values)
-        except TranslatorError as exc:
-            raise gr.Error(exc.user_message) from None
+    @staticmethod
+    def _progress_line(lang: str, update: Update, number: int, parts: int,
+                       progress: gr.Progress) -> str:
+        done, total = update.done_segments, update.total_segments
+        if parts > 1:  # a long paste: its parts count
+            done, total = number - 1, parts
+        elif total <= 1:
+            return say(lang, "translating") + "…"
+        progress((done, total), desc=say(lang, "translating"), unit="segments")
+        return say(lang, "segment", done=done + 1, total=total)
 
     async def _run(self, request: TranslationRequest) -> AsyncIterator[list[Update]]:
         """The job's updates in batches: all that arrived since the page last took one. Async, so
@@ -392,36 +164,55 @@ class TranslatorUI:
             job = await anyio.to_thread.run_sync(self.translator.start, request)  # cache I/O
             async for updates in batched_updates(job):
                 yield updates
-        except TranslatorError as exc:
-            raise gr.Error(exc.user_message, print_exception=False) from None
         finally:  # also when Gradio cancels this generator (Stop button, closed tab)
             if job is not None:
                 job.cancel()
 
-    def status_markdown(self) -> str:
-        """The shared part of the status line: model, device, precision, state, load."""
+    def _options(self, *values: Any) -> DecodingOptions:
+        try:
+            return options_from(*values)
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None
+
+    # -- the rest of the page ---------------------------------------------------------------------
+    def status(self, visitor: gr.Request | None = None) -> tuple[Any, Any, Any, Any]:
+        """The status line, Translate enabled only once the model is ready, and the next poll
+        (sooner while the model loads)."""
+        lang = ui_lang(visitor)
         status = self.translator.engine.status()
         parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
-                 status.dtype or "?", f"state: {status.label}"]
+                 status.dtype or "?", say(lang, "state", state=state_name(lang, status.label))]
         if status.reason:
             parts.append(f"⚠️ {html.escape(self.redact.text(status.reason))}")
-        parts.append(f"batch {status.active}/{status.max_batch_size}, queue {status.queued}")
+        parts.append(say(lang, "load", active=status.active, size=status.max_batch_size,
+                         queued=status.queued))
         cache = self.translator.cache
         if cache is not None and cache.enabled:
             stats = cache.stats()
-            parts.append(f"cache {stats.hits} hits / {stats.misses} misses")
-        return " · ".join(parts)
+            parts.append(say(lang, "cache", hits=stats.hits, misses=stats.misses))
+        line = " · ".join(parts)
+        if status.state in (EngineState.LOADING, EngineState.WARMING):
+            line = say(lang, "loading") + "  \n" + line
+        button = gr.update(interactive=status.ready)
+        poll = STATUS_POLL_S if status.ready else LOADING_POLL_S
+        return line, button, button, gr.Timer(value=poll)
 
-    @staticmethod
-    def swap(source: str, target: str, detected: str) -> tuple[str, str]:
-        """Swap the pair; with detection on, the detected language becomes the target."""
+    def stopped(self, line: str, visitor: gr.Request | None = None) -> Any:
+        """Stop pressed while a translation was running (its progress line ends in '…')."""
+        return say(ui_lang(visitor), "stopped") if (line or "").endswith("…") else gr.skip()
+
+    def swap(self, source: str, target: str, detected: str, text: str, output: str,
+             visitor: gr.Request | None = None) -> tuple[Any, ...]:
+        """Swap the pair and the texts (the translation becomes the text to translate)."""
         if source == languages.AUTO:
-            code = _detected_code(detected)
-            if code is None:
-                raise gr.Error("Translate something first so the source language is detected, "
-                               "or choose it.")
-            source = code
-        return target, source
+            source = detected or None
+            if source is None and (text or "").strip():
+                source = self.translator.detect(text).code
+            if source is None:  # nothing to go by: the other side of the usual pair
+                source = "zh" if target != "zh" else "en"
+        if output:
+            return target, source, output, "", "", ""
+        return target, source, gr.skip(), gr.skip(), "", ""
 
     @staticmethod
     def output_direction(target: str) -> Any:
@@ -432,170 +223,21 @@ class TranslatorUI:
         return gr.update(rtl=rtl, text_align="right" if rtl else "left")
 
     @staticmethod
-    def restore(history: list[list[str]] | None, evt: gr.SelectData) -> tuple[str, str]:
+    def restore(history: list[list[str]] | None, evt: gr.SelectData) -> tuple[Any, ...]:
+        """A history row back in the boxes, with its language pair."""
         rows = history or []
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not rows or row is None or row >= len(rows):
-            return gr.skip(), gr.skip()
-        return rows[row][0], rows[row][1]
-
-    # -- the page ---------------------------------------------------------------------------------
-    @staticmethod
-    def _text_area(settings: Any, t: gr.I18n) -> tuple[Any, ...]:
-        with gr.Row(equal_height=True):
-            with gr.Column():
-                text = gr.Textbox(lines=8, max_lines=30, label=t("input"),
-                                  placeholder=t("input_placeholder"),
-                                  max_length=settings.max_input_chars, elem_id="input-box")
-                count = gr.Markdown(f"0 / {settings.max_input_chars:,}", elem_id="char-count")
-            with gr.Column():
-                output = gr.Textbox(lines=8, max_lines=30, label=t("output"), interactive=False,
-                                    buttons=["copy"], elem_id="output-box")
-                detected = gr.Markdown("", elem_id="detected-lang")
-        return text, count, output, detected
-
-    def build(self) -> gr.Blocks:
-        settings = self.translator.settings
-        t = I18N
-        with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
-            gr.Markdown(t("header"))
-            with gr.Row(equal_height=True):
-                source = gr.Dropdown(language_choices(True), value=languages.AUTO,
-                                     label=t("source"), filterable=True, scale=5,
-                                     elem_id="source-lang")
-                swap = gr.Button(t("swap"), scale=1, min_width=80, elem_id="swap-btn")
-                target = gr.Dropdown(language_choices(False), value="en", label=t("target"),
-                                     filterable=True, scale=5, elem_id="target-lang")
-            with gr.Tabs():
-                with gr.Tab(t("tab_text"), id="text"):
-                    text, count, output, detected = self._text_area(settings, t)
-                    with gr.Row():
-                        translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
-                                                  elem_id="translate-btn")
-                        retranslate_btn = gr.Button(t("retranslate"), scale=1,
-                                                    elem_id="retranslate-btn")
-                        stop_btn = gr.Button(t("stop"), variant="stop", scale=1, elem_id="stop-btn")
-                        clear_btn = gr.Button(t("clear"), scale=1, elem_id="clear-btn")
-                    progress = gr.Markdown("", elem_id="progress")
-                    gr.Examples(EXAMPLES, inputs=[text, source, target], label=t("examples"),
-                                example_labels=[_example_label(*row) for row in EXAMPLES],
-                                examples_per_page=len(EXAMPLES))
-                with gr.Tab(t("tab_document"), id="document"):
-                    with gr.Row(equal_height=True):
-                        upload = gr.File(label=t("document"), file_types=sorted(files.SUPPORTED),
-                                         type="filepath", elem_id="doc-upload")
-                        download = gr.File(label=t("document_out"), interactive=False,
-                                           elem_id="doc-download")
-                    columns = gr.CheckboxGroup([], label=t("csv_columns"), visible=False,
-                                               elem_id="csv-columns")
-                    doc_status = gr.Markdown("", elem_id="doc-status")
-                    with gr.Row():
-                        doc_btn = gr.Button(t("translate_document"), variant="primary", scale=3,
-                                            elem_id="doc-translate-btn")
-                        doc_stop = gr.Button(t("stop"), variant="stop", scale=1,
-                                             elem_id="doc-stop-btn")
-            with gr.Accordion(t("advanced"), open=False):
-                deterministic = gr.Checkbox(False, label=t("deterministic"),
-                                            info=t("deterministic_info"), elem_id="deterministic")
-                defaults = DecodingOptions()
-                with gr.Row():
-                    temperature = _slider("temperature", defaults.temperature, 0.05, t)
-                    top_p = _slider("top_p", defaults.top_p, 0.05, t)
-                with gr.Row():
-                    top_k = _slider("top_k", defaults.top_k, 1, t)
-                    repetition = _slider("repetition_penalty", defaults.repetition_penalty, 0.01, t)
-                max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
-                                    value=0, step=16, label=t("max_new_tokens"))
-            with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
-                mode = gr.Radio([(MODE_LABELS[m], m) for m in modes.MODES], value=TRANSLATE,
-                                label=t("mode"), elem_id="mode")
-                context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
-                                     visible=False, elem_id="context-box")
-                show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
-                                              elem_id="show-candidates")
-                with gr.Row():
-                    glossary = gr.Dataframe(headers=["Source term", "Target term"],
-                                            value=[["", ""]], column_count=(2, "fixed"),
-                                            interactive=True, label=t("glossary"),
-                                            elem_id="glossary", scale=3)
-                    glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],
-                                            type="filepath", scale=1)
-            extras = gr.Markdown("", elem_id="extras")
-            with gr.Accordion(t("history"), open=False):
-                history = gr.State([])
-                table = gr.Dataframe(headers=["Source", "Translation", "Pair"], value=[],
-                                     interactive=False, wrap=True, elem_id="history")
-            status = gr.Markdown(self.status_markdown(), elem_id="status-line")
-            # Every open tab polls: 30 tabs every 2 s made 15 requests/s. The line is also
-            # refreshed when the page loads and after each translation.
-            timer = gr.Timer(STATUS_POLL_S)
-
-            text.change(None, text, count, js=COUNT_JS % settings.max_input_chars, queue=False)
-            target.change(self.output_direction, target, output, api_visibility="private",
-                          queue=False)
-            swap.click(self.swap, [source, target, detected], [source, target],
-                       api_visibility="private", queue=False)
-            clear_btn.click(lambda: ("", "", "", f"0 / {settings.max_input_chars:,}"), None,
-                            [text, output, detected, count], api_visibility="private", queue=False)
-            inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
-                      max_new, mode, context, glossary, show_candidates, history]
-            outputs = [output, detected, progress, history, extras]
-            run = translate_btn.click(
-                self.translate, [*inputs, gr.State(True)], outputs, api_name="translate_ui",
-                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
-                concurrency_limit=settings.concurrency)
-            fresh = retranslate_btn.click(
-                self.translate, [*inputs, gr.State(False)], outputs, api_name="retranslate_ui",
-                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
-                concurrency_limit=settings.concurrency)
-            for event in (run, fresh):
-                event.then(lambda h: h, history, table, api_visibility="private", queue=False)
-                event.then(self.status_markdown, None, status, api_visibility="private",
-                           queue=False)
-            stop_btn.click(None, None, None, cancels=[run, fresh], api_visibility="private",
-                           queue=False)
-            table.select(self.restore, history, [text, output], api_visibility="private",
-                         queue=False)
-            mode.change(lambda m: (gr.update(visible=m == "context"),
-                                   gr.update(visible=m == "ensemble")),
-                        mode, [context, show_candidates], api_visibility="private", queue=False)
-            glossary_file.upload(self.load_glossary, glossary_file, glossary,
-                                 api_visibility="private", queue=False)
-            upload.change(self.document_columns, upload, columns, api_visibility="private",
-                          queue=False)
-            doc_run = doc_btn.click(
-                self.translate_document,
-                [upload, source, target, columns, deterministic, glossary],
-                [download, doc_status], api_name="translate_document",
-                api_visibility="undocumented", concurrency_id=MODEL_EVENTS,
-                concurrency_limit=settings.concurrency)
-            doc_stop.click(None, None, None, cancels=[doc_run], api_visibility="private",
-                           queue=False)
-            timer.tick(self.status_markdown, None, status, api_visibility="private", queue=False)
-            demo.load(self.status_markdown, None, status, api_visibility="private", queue=False)
-            gr.api(self.api_translate, api_name="translate", concurrency_id=MODEL_EVENTS,
-                   concurrency_limit=settings.concurrency)
-        demo.queue(max_size=settings.queue_size, api_open=False)
-        return demo
+            return (gr.skip(),) * 4
+        text, translation, _pair, source, target = (list(rows[row]) + [""] * 5)[:5]
+        return (text, translation, source or gr.skip(), target or gr.skip())
 
 
-def _slider(name: str, value: float, step: float, t: gr.I18n) -> gr.Slider:
-    low, high = OPTION_BOUNDS[name]
-    return gr.Slider(low, high, value=value, step=step, label=t(name), elem_id=f"opt-{name}")
+def _separator(part: str, target: str, last: bool) -> str:
+    """What joins a part's translation to the next: the part's own trailing whitespace, or a
+    space between sentences of a language written with spaces."""
+    trail = part[len(part.rstrip()):]
+    if trail or last:
+        return trail
+    return "" if target in _JOIN_WITHOUT_SPACE else " "
 
-
-def _example_label(text: str, source: str, target: str) -> str:
-    return f"{languages.get(source).english} → {languages.get(target).english}: {text}"
-
-
-def _detected_code(markdown: str) -> str | None:
-    """The language code named in the detection line, if any."""
-    for lang in languages.LANGUAGES:
-        if f"**{lang.english} · {lang.chinese}**" in (markdown or ""):
-            return lang.code
-    return None
-
-
-def build_ui(translator: Translator, *, access: AccessControl | None = None,
-             files: VisitorFiles | None = None) -> gr.Blocks:
-    return TranslatorUI(translator, access, files).build()

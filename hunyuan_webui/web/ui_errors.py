@@ -4,7 +4,9 @@ Each listener of the page is wrapped by :func:`friendly`. A :class:`TranslatorEr
 user message; a ``gr.Error`` keeps its own; anything else is a bug: it is logged with its
 traceback, and the visitor reads a plain apology, never the exception's text (which can name
 server paths or internals, like ``'int' object has no attribute 'strip'``). Every message passes
-through ``redact`` so that a local model path reads as the model's name.
+through ``redact`` so that a local model path reads as the model's name. Visitors are students,
+not operators: the common errors read in the visitor's UI language, and advice about server flags
+(``--max-input-tokens``, ``--chimera-model``...) goes to the log instead of the page.
 
 The wrapper is the same kind of callable as the listener (function, coroutine, generator, async
 generator), so Gradio streams and injects ``gr.Request``/``gr.Progress`` exactly as before, and a
@@ -16,29 +18,52 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.errors import ModelLoadError, NotReadyError, TranslatorError
+from hunyuan_webui.web.ui_text import say, ui_lang
 
 log = logging.getLogger("hunyuan_webui.web.ui")
 
-APOLOGY = "Something went wrong on the server; it has been logged. Please try again."
+APOLOGY = say("en", "apology")
+# Errors a visitor reads in their own words (MESSAGES keys); others keep the service's message.
+PLAIN_WORDS: dict[type[TranslatorError], str] = {
+    NotReadyError: "not_ready", ModelLoadError: "not_ready"}
+# The rate-limit and busy messages are already plain words, with numbers worth reading.
+_OPERATOR_ADVICE = re.compile(r"\s*\([^()]*--[a-z][^()]*\)|[^.]*(--[a-z]|launch\.sh)[^.]*\.")
+
+
+def for_visitor(message: str) -> str:
+    """The message without the parts addressed to whoever runs the server."""
+    plain = _OPERATOR_ADVICE.sub("", message).strip()
+    return plain or message
+
+
+def _visitor_lang(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, gr.Request):
+            return ui_lang(value)
+    return "en"
 
 
 def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Callable[..., Any]:
     name = getattr(fn, "__name__", "listener")
 
-    def readable(exc: Exception) -> gr.Error:
+    def readable(exc: Exception, lang: str = "en") -> gr.Error:
         if isinstance(exc, gr.Error):
             exc.message = redact(str(exc.message))
             return exc
         if isinstance(exc, TranslatorError):
-            return gr.Error(redact(exc.user_message), print_exception=False)
+            words = next((key for kind, key in PLAIN_WORDS.items() if isinstance(exc, kind)), None)
+            log.info("the page's %s refused: %s", name, redact(exc.user_message))
+            text = say(lang, words) if words else for_visitor(exc.user_message)
+            return gr.Error(redact(text), print_exception=False)
         log.error("the page's %s failed", name, exc_info=exc)
-        return gr.Error(APOLOGY, print_exception=False)
+        return gr.Error(say(lang, "apology"), print_exception=False)
 
     if inspect.isasyncgenfunction(fn):
         @functools.wraps(fn)
@@ -48,7 +73,7 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
                 async for item in inner:
                     yield item
             except Exception as exc:
-                raise readable(exc) from None
+                raise readable(exc, _visitor_lang(args, kwargs)) from None
             finally:
                 await inner.aclose()
 
@@ -61,7 +86,7 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
             try:
                 yield from inner
             except Exception as exc:
-                raise readable(exc) from None
+                raise readable(exc, _visitor_lang(args, kwargs)) from None
             finally:
                 inner.close()
 
@@ -73,7 +98,7 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
             try:
                 return await fn(*args, **kwargs)
             except Exception as exc:
-                raise readable(exc) from None
+                raise readable(exc, _visitor_lang(args, kwargs)) from None
 
         return coroutine
 
@@ -82,6 +107,6 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
         try:
             return fn(*args, **kwargs)
         except Exception as exc:
-            raise readable(exc) from None
+            raise readable(exc, _visitor_lang(args, kwargs)) from None
 
     return function

@@ -1,0 +1,162 @@
+"""What runs in the visitor's browser: the page's theme, CSS and small scripts.
+
+Scripts are inline (the Content-Security-Policy allows inline scripts, nothing from elsewhere):
+the Ctrl/Cmd+Enter shortcut, the start-up choice of the language pair (a shared link's
+``?sl=&tl=&text=``, else the browser's language as the target), the character counter and the
+share link. The theme keeps Gradio's Soft look with system fonts (no font download; a fresh
+browser falls back to the fonts below for Tibetan, Uyghur, Mongolian and CJK) and colours that
+pass WCAG AA contrast in light and dark mode.
+"""
+
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+
+from hunyuan_webui import languages
+
+SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
+
+# Scripts the 38 languages need, in the order a browser should try them. Debian's
+# fonts-noto-core / fonts-noto-cjk provide the Noto ones; Windows and macOS their own.
+FONT_STACK = ", ".join([
+    "system-ui", "-apple-system", '"Segoe UI"', "Roboto", '"Noto Sans"', '"Helvetica Neue"',
+    "Arial", '"Noto Sans CJK SC"', '"PingFang SC"', '"Microsoft YaHei"', '"Noto Serif Tibetan"',
+    '"Microsoft Himalaya"', "Jomolhari", '"Noto Sans Mongolian"', '"Mongolian Baiti"',
+    '"Noto Naskh Arabic"', '"Noto Sans Arabic"', '"Microsoft Uighur"', '"UKIJ Tuz"',
+    '"Noto Sans Khmer"', '"Noto Sans Myanmar"', '"Noto Sans Devanagari"', '"Noto Sans Thai"',
+    "sans-serif"])
+
+THEME = gr.themes.Soft(font=[FONT_STACK], font_mono=["ui-monospace", "monospace"]).set(
+    # The Soft theme's label chips (#6366f1 on #e0e7ff, 3.6:1) and primary button fail WCAG AA.
+    block_label_text_color="*primary_800", block_label_text_color_dark="*primary_100",
+    block_label_background_fill="*primary_100", block_label_background_fill_dark="*primary_800",
+    block_title_text_color="*primary_800", block_title_text_color_dark="*primary_100",
+    block_title_background_fill="*primary_100", block_title_background_fill_dark="*primary_800",
+    button_primary_background_fill="*primary_700", button_primary_background_fill_dark="*primary_600",
+    button_primary_background_fill_hover="*primary_800",
+    button_primary_background_fill_hover_dark="*primary_700",
+    button_primary_text_color="white", button_primary_text_color_dark="white",
+    button_cancel_background_fill="#b91c1c", button_cancel_background_fill_dark="#b91c1c",
+    button_cancel_text_color="white", button_cancel_text_color_dark="white",
+    body_text_color_subdued="*neutral_600", body_text_color_subdued_dark="*neutral_300",
+    checkbox_label_text_color="*neutral_800", checkbox_label_text_color_dark="*neutral_100",
+    checkbox_label_background_fill_selected="*primary_700",
+    checkbox_label_background_fill_selected_dark="*primary_600",
+    checkbox_label_text_color_selected="white", checkbox_label_text_color_selected_dark="white",
+)
+
+CSS = """
+#output-box textarea { font-size: 1.05rem; }
+#status-line { font-size: 0.85rem; }
+#char-count { text-align: right; font-size: 0.8rem; margin-top: -0.5rem; }
+#char-count.over { color: #b45309; font-weight: 600; }
+#lang-row { flex-wrap: nowrap !important; align-items: end; }
+#lang-row > * { min-width: 0 !important; }
+#swap-btn { flex: 0 0 auto !important; min-width: 2.75rem !important; width: 2.75rem;
+            padding: 0 !important; align-self: end; height: 2.6rem; }
+/* Right-to-left output: keep the label on the left and clear of the Copy button. */
+#output-box[dir=rtl] label > span:first-child, #output-box label[dir=rtl] > span:first-child {
+  padding-inline-end: 2.5rem; }
+#output-box .icon-button-wrapper { z-index: 2; }
+#romanized { font-size: 0.95rem; }
+@media (max-width: 640px) {
+  #app-header p { display: none; }
+  #app-header h1 { font-size: 1.25rem; margin: 0; }
+  #input-box textarea, #output-box textarea { min-height: 7rem; }
+  #action-row button { min-width: 0 !important; }
+  .gradio-container { padding-top: 0.25rem !important; }
+}
+"""
+
+# Codes the page offers, and the spellings browsers send for them (navigator.language).
+_CODES = [lang.code for lang in languages.LANGUAGES]
+_BROWSER_ALIASES = {"zh-tw": "zh-Hant", "zh-hk": "zh-Hant", "zh-mo": "zh-Hant",
+                    "zh-hant": "zh-Hant", "fil": "tl", "iw": "he", "in": "id", "nb": "no"}
+
+HEAD = """<script>
+document.addEventListener('keydown', (e) => {
+  if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
+    const button = document.querySelector('#translate-btn');
+    if (button) { e.preventDefault(); button.click(); }
+  }
+});
+// Two Gradio quirks axe-core reports as serious: an empty file box labelled without a role, and
+// an upload button whose label does not contain its visible text. Patched as they appear.
+let hymtA11yQueued = false;
+new MutationObserver(() => {
+  if (hymtA11yQueued) return;
+  hymtA11yQueued = true;
+  requestAnimationFrame(() => {
+    hymtA11yQueued = false;
+    document.querySelectorAll('div.empty[aria-label]:not([role])')
+      .forEach((e) => e.setAttribute('role', 'img'));
+    document.querySelectorAll('button.upload-container[aria-label]')
+      .forEach((e) => e.removeAttribute('aria-label'));
+  });
+}).observe(document.documentElement, {subtree: true, childList: true});
+window.hymt = {
+  codes: __CODES__,
+  aliases: __ALIASES__,
+  zh: (navigator.language || 'en').toLowerCase().startsWith('zh'),
+  code(tag) {
+    if (!tag) return null;
+    const t = String(tag).trim();
+    const lower = t.toLowerCase();
+    const exact = this.codes.find((c) => c.toLowerCase() === lower);
+    if (exact) return exact;
+    if (this.codes.includes(this.aliases[lower])) return this.aliases[lower];
+    const primary = lower.split('-')[0];
+    return this.codes.includes(primary) ? primary : null;
+  },
+  count(text, limit, parts) {
+    const n = [...(text || '')].length;
+    const fmt = (x) => x.toLocaleString('en-US');
+    const el = document.querySelector('#char-count');
+    if (el) el.classList.toggle('over', n > limit);
+    if (n <= limit) return `${fmt(n)} / ${fmt(limit)}`;
+    if (n > limit * parts) return this.zh
+      ? `${fmt(n)} / ${fmt(limit)} · 太长：本页最多翻译 ${fmt(limit * parts)} 个字符`
+      : `${fmt(n)} / ${fmt(limit)} · too long: the page translates up to ${fmt(limit * parts)}`;
+    const k = Math.ceil(n / limit);
+    return this.zh ? `${fmt(n)} / ${fmt(limit)} · 将分 ${k} 部分以上翻译`
+                   : `${fmt(n)} / ${fmt(limit)} · will be translated in ${k}+ parts`;
+  },
+};
+</script>""".replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES))
+
+# On page load: a shared link's pair and text, else the browser's language as the target.
+START_JS = """(source, target, text) => {
+  const p = new URLSearchParams(window.location.search);
+  const h = window.hymt;
+  const sl = p.get('sl') === 'auto' ? 'auto' : (h.code(p.get('sl')) || source);
+  let tl = h.code(p.get('tl'));
+  if (!tl) {
+    const mine = h.code(navigator.language) || 'en';
+    tl = mine === sl ? (mine === 'en' ? 'zh' : 'en') : mine;
+  }
+  const shared = p.get('text');
+  return [sl, tl, shared === null ? text : shared];
+}"""
+
+SHARE_JS = """(source, target, text) => {
+  const url = new URL(window.location.href);
+  url.search = '';
+  url.searchParams.set('sl', source);
+  url.searchParams.set('tl', target);
+  if (text && [...text].length <= __MAX__) url.searchParams.set('text', text);
+  const link = url.toString();
+  try { window.history.replaceState(null, '', link); } catch (e) {}
+  try { navigator.clipboard && navigator.clipboard.writeText(link).catch(() => {}); } catch (e) {}
+  return link;
+}""".replace("__MAX__", str(SHARE_TEXT_MAX))
+
+
+def count_js(limit: int, parts: int) -> str:
+    return f"(text) => window.hymt.count(text, {limit}, {parts})"
+
+
+def count_text(chars: int, limit: int) -> str:
+    """The counter's first rendering, in the same format the script writes."""
+    return f"{chars:,} / {limit:,}"

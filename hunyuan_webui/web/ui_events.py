@@ -1,0 +1,107 @@
+"""The page's events: which listener runs when, with which components in and out.
+
+Model-bound events share one ``concurrency_id`` (:data:`MODEL_EVENTS`) whose limit comes from the
+settings; everything else is unqueued and private (not part of the page's API). The status line
+is polled every ``STATUS_POLL_S`` seconds per tab (2 s while the model loads) and refreshed on load and after each
+translation; it also enables Translate once the model is ready.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from hunyuan_webui.web.ui import STATUS_POLL_S
+from hunyuan_webui.web.ui_client import SHARE_JS, START_JS, count_js, count_text
+from hunyuan_webui.web.ui_report import history_rows
+
+MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
+PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
+
+
+def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
+    model = {"concurrency_id": MODEL_EVENTS, "concurrency_limit": settings.concurrency}
+    _wire_start(ui, page, settings)
+    _wire_text(ui, page, settings, model)
+    _wire_panels(ui, page)
+    _wire_documents(ui, page, model)
+    gr.api(ui.api_translate, api_name="translate", **model)
+
+
+def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
+    """Page load: the pair from a shared link or the browser's language, the status line with
+    Translate enabled when ready, the history table from the browser's storage."""
+    demo = page.demo
+    started = demo.load(None, [page.source, page.target, page.text],
+                        [page.source, page.target, page.text], js=START_JS, **PRIVATE)
+    started.then(None, page.text, page.count,
+                 js=count_js(settings.max_input_chars, _parts(ui, settings)), **PRIVATE)
+    # Every open tab polls: 30 tabs every 2 s made 15 requests/s. Faster only while loading.
+    timer = gr.Timer(STATUS_POLL_S)
+    status_outputs = [page.status, page.translate_btn, page.retranslate_btn, timer]
+    demo.load(ui.status, None, status_outputs, **PRIVATE)
+    demo.load(history_rows, page.history, page.table, **PRIVATE)
+    timer.tick(ui.status, None, status_outputs, **PRIVATE)
+    page.status_outputs = status_outputs
+
+
+def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, Any]) -> None:
+    limit = settings.max_input_chars
+    page.text.change(None, page.text, page.count, js=count_js(limit, _parts(ui, settings)),
+                     **PRIVATE)
+    page.target.change(ui.output_direction, page.target, page.output, **PRIVATE)
+    page.swap.click(ui.swap, [page.source, page.target, page.detected_code, page.text,
+                              page.output],
+                    [page.source, page.target, page.text, page.output, page.detected,
+                     page.romanized], **PRIVATE)
+    page.clear_btn.click(lambda: ("", "", "", "", count_text(0, limit)), None,
+                         [page.text, page.output, page.detected, page.romanized, page.count],
+                         **PRIVATE)
+    inputs = [page.text, page.source, page.target, page.deterministic, page.temperature,
+              page.top_p, page.top_k, page.repetition, page.max_new, page.mode, page.context,
+              page.glossary, page.show_candidates, page.romanize, page.history]
+    outputs = [page.output, page.detected, page.progress, page.history, page.table, page.extras,
+               page.detected_code, page.romanized]
+    run = page.translate_btn.click(ui.translate, [*inputs, gr.State(True)], outputs,
+                                   api_name="translate_ui", api_visibility="undocumented",
+                                   **model)
+    fresh = page.retranslate_btn.click(ui.translate, [*inputs, gr.State(False)], outputs,
+                                       api_name="retranslate_ui",
+                                       api_visibility="undocumented", **model)
+    # An example fills the boxes, then translates (clicking one used to only fill the box).
+    example = page.examples.load_input_event.then(
+        ui.translate, [*inputs, gr.State(True)], outputs, api_name="translate_example",
+        api_visibility="private", **model)
+    for event in (run, fresh, example):
+        event.then(ui.status, None, page.status_outputs, **PRIVATE)
+    page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],
+                        **PRIVATE)
+    page.share.click(None, [page.source, page.target, page.text], page.share_link, js=SHARE_JS,
+                     **PRIVATE)
+
+
+def _wire_panels(ui: Any, page: SimpleNamespace) -> None:
+    page.table.select(ui.restore, page.history,
+                      [page.text, page.output, page.source, page.target], **PRIVATE)
+    page.history_clear.click(lambda: ([], []), None, [page.history, page.table], **PRIVATE)
+    page.history_export.click(ui.export_history, page.history, page.history_file, **PRIVATE)
+    page.mode.change(lambda m: (gr.update(visible=m == "context"),
+                                gr.update(visible=m == "ensemble")),
+                     page.mode, [page.context, page.show_candidates], **PRIVATE)
+    page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **PRIVATE)
+
+
+def _wire_documents(ui: Any, page: SimpleNamespace, model: dict[str, Any]) -> None:
+    page.upload.change(ui.document_columns, page.upload, page.columns, **PRIVATE)
+    doc_run = page.doc_btn.click(
+        ui.translate_document,
+        [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary],
+        [page.download, page.doc_status], api_name="translate_document",
+        api_visibility="undocumented", **model)
+    page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)
+
+
+def _parts(ui: Any, settings: Any) -> int:
+    return max(1, ui.page_limit // settings.max_input_chars)

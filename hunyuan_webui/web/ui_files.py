@@ -1,0 +1,145 @@
+"""The page's listeners for files: a document to translate, a glossary CSV, the history export.
+
+A file reaches a listener only if the visitor's session uploaded it (:mod:`visitor_files`), and
+a translated file or an exported history is handed to that session alone.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from hunyuan_webui import files, modes
+from hunyuan_webui.engine import DecodingOptions
+from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
+from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.ui_text import say, ui_lang
+from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+
+
+class FileListeners:
+    """Mixed into :class:`~hunyuan_webui.web.ui.TranslatorUI`, which sets these attributes."""
+
+    translator: Translator
+    access: AccessControl
+    files: VisitorFiles
+
+    def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
+                           deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
+                           progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+                           ) -> Iterator[tuple[Any, ...]]:
+        """Translate an uploaded file; yields progress, then the translated file to download."""
+        if not file:
+            raise gr.Error(say(ui_lang(visitor), "no_file"))
+        path = self._uploaded(visitor, file)
+        self._admit(visitor, "")  # one request now; its characters once the file is read
+        template = TranslationRequest(text="", source_lang=source, target_lang=target,
+                                      options=DecodingOptions(deterministic=bool(deterministic)),
+                                      glossary=self._glossary(glossary))
+        state = {"done": 0, "total": 0}
+        stop = threading.Event()
+        box: dict[str, Any] = {}
+
+        def translate(segments: list[str]) -> list[str]:
+            self._admit(visitor, "".join(segments), count=False)
+            state["total"] = len(segments)
+            return self.translator.translate_segments(
+                segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
+
+        def work() -> None:
+            try:
+                box["result"] = files.translate_file(
+                    path.name, path.read_bytes(), translate, lang=source, target_lang=target,
+                    csv_columns=columns or None, max_bytes=self.translator.settings.max_file_bytes)
+            except Exception as exc:  # handed to the event's thread below
+                box["error"] = exc
+
+        worker = threading.Thread(target=work, name="hymt-file", daemon=True)
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(0.25)
+                if state["total"]:
+                    progress((state["done"], state["total"]), desc="Translating", unit="segments")
+                    yield gr.skip(), f"{state['done']} / {state['total']} segments"
+        finally:
+            stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
+        if "error" in box:
+            raise box["error"]  # ui_errors makes it readable
+        result = box["result"]
+        out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
+        yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
+
+    def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
+        """The CSV column picker shows the uploaded file's header."""
+        if not file or not str(file).lower().endswith(".csv"):
+            return gr.update(choices=[], value=[], visible=False)
+        names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
+        return gr.update(choices=names, value=names, visible=True)
+
+    def load_glossary(self, file: str | None, visitor: gr.Request | None = None) -> Any:
+        """A CSV of 'source term, target term' rows fills the glossary table."""
+        if not file:
+            return gr.skip()
+        try:
+            text = self._uploaded(visitor, file).read_bytes().decode("utf-8-sig")
+            rows = modes.parse_glossary(text)
+        except (UnicodeDecodeError, TranslatorError) as exc:
+            message = exc.user_message if isinstance(exc, TranslatorError) else \
+                "it is not UTF-8 text"
+            raise gr.Error(f"Could not read the glossary: {message}",
+                           print_exception=False) from None
+        return [list(r) for r in rows] or [["", ""]]
+
+    def export_history(self, history: list[list[str]] | None,
+                       visitor: gr.Request | None = None) -> Any:
+        """The browser's history as a CSV file (UTF-8 with BOM, so spreadsheets read Chinese)."""
+        rows = history or []
+        if not rows:
+            raise gr.Error(say(ui_lang(visitor), "history_empty"), print_exception=False)
+        buffer = io.StringIO()
+        writer = csv.writer(buffer)
+        writer.writerow(["source_lang", "target_lang", "source", "translation"])
+        for row in rows:
+            text, translation, _pair, sl, tl = (list(row) + [""] * 5)[:5]
+            writer.writerow([sl, tl, text, translation])
+        data = ("\ufeff" + buffer.getvalue()).encode("utf-8")
+        path = self.files.new_output(session_of(visitor) or "", "translation-history.csv", data)
+        return gr.update(value=path, visible=True)
+
+    def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
+        """The file, if this visitor's session uploaded it here and it is within the size limit;
+        else a readable refusal (the Gatekeeper refuses foreign paths before this, too)."""
+        path = self.files.check(session_of(visitor), file if isinstance(file, str) else "")
+        try:
+            size = path.stat().st_size
+        except OSError:  # deleted since (it expired): the same answer as for a foreign path
+            raise InputError(NOT_UPLOADED) from None
+        limit = self.translator.settings.max_file_bytes
+        if size > limit:
+            raise InputTooLongError(f"The file is {files.size(size)}; the limit is "
+                                    f"{files.size(limit)}.")
+        return path
+
+    def _admit(self, visitor: gr.Request | None, text: object, count: bool = True) -> None:
+        """Count this translation against the caller's key, else against the visitor."""
+        caller = self.access.page_caller(visitor)
+        chars = len(text) if isinstance(text, str) else 0
+        if count:
+            self.access.admit(caller, chars)
+        else:
+            self.access.charge(caller, chars)
+
+    def _glossary(self, table: Any) -> tuple[tuple[str, str], ...]:
+        rows = table.values.tolist() if hasattr(table, "values") else table
+        try:
+            return modes.parse_glossary(rows or [])
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None

@@ -1,0 +1,203 @@
+"""The page's layout: which components there are and where, built in a function.
+
+Importing this module builds nothing. :func:`build_page` lays the page out top to bottom (the
+language pair, the text and document tabs, the panels, the status line) and hands the components
+to :func:`~hunyuan_webui.web.ui_events.wire`. The Translate button sits under the text box, so on
+a phone the text, the pair and Translate fit the first screen.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from hunyuan_webui import files as documents
+from hunyuan_webui import languages, modes
+from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
+from hunyuan_webui.modes import TRANSLATE
+from hunyuan_webui.service import Translator
+from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.ui import TranslatorUI
+from hunyuan_webui.web.ui_client import count_text
+from hunyuan_webui.web.ui_events import wire
+from hunyuan_webui.web.ui_text import I18N as t
+from hunyuan_webui.web.visitor_files import VisitorFiles
+
+MODE_LABELS = {
+    "translate": "Translate · 翻译",
+    "context": "With context · 结合上下文",
+    "formatted": "Keep formatting · 保留格式",
+    "alternatives": "3 alternatives · 三种译法",
+    "ensemble": "Best quality (Chimera) · 集成",
+}
+# The history lives in the visitor's browser (localStorage). Gradio encrypts it with this key;
+# a fixed one keeps it readable after a server restart (it is the visitor's own data).
+HISTORY_KEY = "hymt-history"
+HISTORY_SECRET = "hunyuan-webui-history"
+
+EXAMPLES: list[list[str]] = [
+    ["今天天气很好。", "zh", "en"],
+    ["Thank you for your help.", "en", "zh"],
+    ["Where is the library?", "en", "fr"],
+    ["Good morning.", "en", "ja"],
+    ["Thank you.", "en", "th"],
+    ["你好", "zh", "bo"],
+    ["谢谢。", "zh", "ug"],
+    ["你好", "zh", "kk"],
+    ["你好", "zh", "mn"],
+    ["我不知道。", "zh", "yue"],
+    ["བཀྲ་ཤིས་བདེ་ལེགས།", "bo", "zh"],
+    ["رەھمەت.", "ug", "zh"],
+]
+
+
+def language_choices(with_auto: bool) -> list[tuple[str, str]]:
+    choices = [(lang.label, lang.code) for lang in languages.LANGUAGES]
+    return [("Detect language · 自动检测", languages.AUTO), *choices] if with_auto else choices
+
+
+def build_ui(translator: Translator, *, access: AccessControl | None = None,
+             files: VisitorFiles | None = None) -> gr.Blocks:
+    return build_page(TranslatorUI(translator, access, files))
+
+
+def build_page(ui: TranslatorUI) -> gr.Blocks:
+    """The whole page for one :class:`~hunyuan_webui.web.ui.TranslatorUI`."""
+    settings = ui.translator.settings
+    with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
+        page = SimpleNamespace(demo=demo)
+        gr.Markdown(t("header"), elem_id="app-header")
+        _language_row(page)
+        with gr.Tabs():
+            with gr.Tab(t("tab_text"), id="text"):
+                _text_tab(page, settings.max_input_chars, ui.page_limit)
+            with gr.Tab(t("tab_document"), id="document"):
+                _document_tab(page)
+        _advanced_panel(page, settings)
+        _modes_panel(page, ui.translator.chimera is not None)
+        page.extras = gr.Markdown("", elem_id="extras")
+        _history_panel(page)
+        page.status = gr.Markdown("", elem_id="status-line")
+        wire(ui, page, settings)
+    demo.queue(max_size=settings.queue_size, api_open=False)
+    return demo
+
+
+def _language_row(page: SimpleNamespace) -> None:
+    with gr.Row(equal_height=True, elem_id="lang-row"):
+        page.source = gr.Dropdown(language_choices(True), value=languages.AUTO, label=t("source"),
+                                  filterable=True, scale=5, elem_id="source-lang")
+        page.swap = gr.Button(t("swap"), scale=0, min_width=44, elem_id="swap-btn",
+                              elem_classes=["swap"])
+        page.target = gr.Dropdown(language_choices(False), value="en", label=t("target"),
+                                  filterable=True, scale=5, elem_id="target-lang")
+
+
+def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
+    with gr.Row():
+        with gr.Column():
+            page.text = gr.Textbox(lines=6, max_lines=30, label=t("input"),
+                                   placeholder=t("input_placeholder"), max_length=page_limit,
+                                   elem_id="input-box")
+            page.count = gr.Markdown(count_text(0, limit), elem_id="char-count")
+            with gr.Row(elem_id="action-row"):
+                page.translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
+                                               min_width=90, elem_id="translate-btn")
+                page.retranslate_btn = gr.Button(t("retranslate"), scale=1, min_width=60,
+                                                 elem_id="retranslate-btn")
+                page.stop_btn = gr.Button(t("stop"), variant="stop", scale=1, min_width=50,
+                                          elem_id="stop-btn")
+                page.clear_btn = gr.Button(t("clear"), scale=1, min_width=50, elem_id="clear-btn")
+        with gr.Column():
+            page.output = gr.Textbox(lines=6, max_lines=30, label=t("output"), interactive=False,
+                                     buttons=["copy"], elem_id="output-box")
+            page.romanized = gr.Markdown("", elem_id="romanized")
+            page.detected = gr.Markdown("", elem_id="detected-lang")
+            with gr.Row(equal_height=True):
+                page.romanize = gr.Checkbox(False, label=t("romanize"), elem_id="romanize")
+                page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
+            page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
+                                         buttons=["copy"], elem_id="share-link")
+    page.progress = gr.Markdown("", elem_id="progress")
+    page.detected_code = gr.State("")
+    page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
+                                label=t("examples"), examples_per_page=len(EXAMPLES),
+                                example_labels=[_example_label(*row) for row in EXAMPLES])
+
+
+def _document_tab(page: SimpleNamespace) -> None:
+    with gr.Row(equal_height=True):
+        page.upload = gr.File(label=t("document"), file_types=sorted(documents.SUPPORTED),
+                              type="filepath", elem_id="doc-upload")
+        page.download = gr.File(label=t("document_out"), interactive=False,
+                                elem_id="doc-download")
+    page.columns = gr.CheckboxGroup([], label=t("csv_columns"), visible=False,
+                                    elem_id="csv-columns")
+    page.doc_status = gr.Markdown("", elem_id="doc-status")
+    with gr.Row():
+        page.doc_btn = gr.Button(t("translate_document"), variant="primary", scale=3,
+                                 elem_id="doc-translate-btn")
+        page.doc_stop = gr.Button(t("stop"), variant="stop", scale=1, elem_id="doc-stop-btn")
+
+
+def _advanced_panel(page: SimpleNamespace, settings: Any) -> None:
+    with gr.Accordion(t("advanced"), open=False, elem_id="advanced-panel"):
+        page.deterministic = gr.Checkbox(False, label=t("deterministic"),
+                                         info=t("deterministic_info"), elem_id="deterministic")
+        defaults = DecodingOptions()
+        with gr.Row():
+            page.temperature = _slider("temperature", defaults.temperature, 0.05)
+            page.top_p = _slider("top_p", defaults.top_p, 0.05)
+        with gr.Row():
+            page.top_k = _slider("top_k", defaults.top_k, 1)
+            page.repetition = _slider("repetition_penalty", defaults.repetition_penalty, 0.01)
+        page.max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
+                                 value=0, step=16, label=t("max_new_tokens"),
+                                 elem_id="opt-max-new-tokens")
+
+
+def _modes_panel(page: SimpleNamespace, has_chimera: bool) -> None:
+    # Best quality needs Chimera loaded: offering it elsewhere only led to an error.
+    offered = [m for m in modes.MODES if m != "ensemble" or has_chimera]
+    with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
+        page.mode = gr.Radio([(MODE_LABELS[m], m) for m in offered], value=TRANSLATE,
+                             label=t("mode"), elem_id="mode")
+        page.context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
+                                  visible=False, elem_id="context-box")
+        page.show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
+                                           elem_id="show-candidates")
+        with gr.Row():
+            page.glossary = gr.Dataframe(headers=["Source term", "Target term"],
+                                         value=[["", ""]], column_count=(2, "fixed"),
+                                         interactive=True, label=t("glossary"),
+                                         elem_id="glossary", scale=3)
+            page.glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],
+                                         type="filepath", scale=1)
+
+
+def _history_panel(page: SimpleNamespace) -> None:
+    # Outside the accordion: a closed accordion's children are not mounted, and an unmounted
+    # BrowserState neither reads nor writes the browser's storage.
+    page.history = gr.BrowserState([], storage_key=HISTORY_KEY, secret=HISTORY_SECRET)
+    with gr.Accordion(t("history"), open=False, elem_id="history-panel"):
+        page.table = gr.Dataframe(headers=["Source · 原文", "Translation · 译文", "Pair · 语言对"],
+                                  value=[], interactive=False, wrap=True, elem_id="history")
+        with gr.Row():
+            page.history_clear = gr.Button(t("history_clear"), size="sm",
+                                           elem_id="history-clear")
+            page.history_export = gr.Button(t("history_export"), size="sm",
+                                            elem_id="history-export")
+        page.history_file = gr.File(label=t("history_file"), interactive=False, visible=False,
+                                    elem_id="history-file")
+
+
+def _slider(name: str, value: float, step: float) -> gr.Slider:
+    low, high = OPTION_BOUNDS[name]
+    return gr.Slider(low, high, value=value, step=step, label=t(name), elem_id=f"opt-{name}")
+
+
+def _example_label(text: str, source: str, target: str) -> str:
+    """Each language by its own name, so the label reads the same in either UI language."""
+    return f"{languages.get(source).autonym} → {languages.get(target).autonym}: {text}"

@@ -1,0 +1,71 @@
+"""A text longer than one request may be is translated in parts instead of being refused.
+
+The server's limits (``--max-input-chars``, ``--max-input-tokens``) bound one request; a student
+who pastes a long article should get it translated, not a limit to work around. The page cuts the
+text at paragraph, then sentence, then word boundaries into parts within both limits, translates
+them one after another and joins the results with the separators they had.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+# A sentence ends after these (kept with the sentence), a word after whitespace.
+_SENTENCE = re.compile(r"(?<=[.!?。！？…;；])\s*")
+_WORD = re.compile(r"(?<=\s)")
+
+
+def split_parts(text: str, max_chars: int, max_tokens: int,
+                count_tokens: Callable[[str], int]) -> list[str]:
+    """Parts that concatenate back to ``text``, each within both limits."""
+    def fits(piece: str) -> bool:
+        return len(piece) <= max_chars and (len(piece) <= max_tokens // 4
+                                             or count_tokens(piece) <= max_tokens)
+
+    if fits(text):
+        return [text]
+    parts: list[str] = []
+    current = ""
+    for piece in _pieces(text, fits):
+        if current and not fits(current + piece):
+            parts.append(current)
+            current = ""
+        current += piece
+    if current:
+        parts.append(current)
+    return parts
+
+
+def _pieces(text: str, fits: Callable[[str], bool]) -> list[str]:
+    """Paragraphs (with their newlines), each cut into smaller pieces until every piece fits."""
+    out: list[str] = []
+    for paragraph in re.split(r"(?<=\n)", text):
+        if fits(paragraph):
+            out.append(paragraph)
+            continue
+        for sentence in _cut(paragraph, _SENTENCE):
+            if fits(sentence):
+                out.append(sentence)
+                continue
+            for word in _cut(sentence, _WORD):
+                out.extend([word] if fits(word) else _halves(word, fits))
+    return [p for p in out if p]
+
+
+def _cut(text: str, pattern: re.Pattern[str]) -> list[str]:
+    pieces, start = [], 0
+    for match in pattern.finditer(text):
+        if match.end() > start:
+            pieces.append(text[start:match.end()])
+            start = match.end()
+    pieces.append(text[start:])
+    return [p for p in pieces if p]
+
+
+def _halves(text: str, fits: Callable[[str], bool]) -> list[str]:
+    """A run without spaces or sentence ends (a long Chinese line, a URL) cut in halves."""
+    if fits(text) or len(text) <= 1:
+        return [text]
+    middle = len(text) // 2
+    return _halves(text[:middle], fits) + _halves(text[middle:], fits)

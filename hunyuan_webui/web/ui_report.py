@@ -1,0 +1,84 @@
+"""What the page writes about a translation once it is done, in the visitor's UI language.
+
+The detected language and its confidence, the last run's timings, the glossary report, the
+alternatives and Chimera's candidates, and the romanization of the output (pinyin for Chinese).
+Pure functions of a :class:`TranslationResult`, so they are tested without a browser.
+"""
+
+from __future__ import annotations
+
+import html
+
+from hunyuan_webui import languages, romanize
+from hunyuan_webui.service import TranslationResult
+from hunyuan_webui.web.ui_text import language_name, say
+
+LOW_CONFIDENCE = 0.5
+
+
+def detection_markdown(result: TranslationResult | None, source: str, lang: str = "en") -> str:
+    if result is None or result.detection is None or source != languages.AUTO:
+        return ""
+    det = result.detection
+    if det.code is None:
+        return say(lang, "not_recognised")
+    text = say(lang, "detected", name=language_name(lang, det.code), confidence=det.confidence)
+    if not det.reliable or det.confidence < LOW_CONFIDENCE:
+        text += say(lang, "low_confidence")
+    return text
+
+
+def last_run_markdown(result: TranslationResult, lang: str = "en", parts: int = 1) -> str:
+    """This visitor's last translation: latency, first-token time, tokens per second."""
+    usage = result.usage
+    latency = usage.get("latency_s") or 0
+    out = [say(lang, "last_run", latency=latency)]
+    if usage.get("first_token_s") is not None:
+        out.append(say(lang, "first_token", ms=usage["first_token_s"] * 1000))
+    tokens = usage.get("completion_tokens") or 0
+    if tokens and latency:
+        out.append(say(lang, "speed", rate=tokens / latency))
+    if result.segments > 1:
+        out.append(say(lang, "segments", n=result.segments, cached=result.cached_segments))
+    elif result.cached:
+        out.insert(0, say(lang, "from_cache"))
+    if parts > 1:
+        out.append(say(lang, "parts", n=parts))
+    if result.source_lang == result.target_lang:
+        out.append(say(lang, "already", name=language_name(lang, result.source_lang)))
+    elif result.notice:
+        out.append(result.notice)
+    return " · ".join(out)
+
+
+def extras_markdown(result: TranslationResult, show_candidates: bool = True,
+                    lang: str = "en") -> str:
+    """Glossary report, alternatives and ensemble candidates, when the mode produced them."""
+    out = []
+    if result.glossary_found or result.glossary_missing:
+        found = ", ".join(html.escape(t) for t in result.glossary_found) or "—"
+        missing = ", ".join(html.escape(t) for t in result.glossary_missing) or "—"
+        out.append(say(lang, "glossary_report", found=found, missing=missing))
+    if len(result.alternatives) > 1:
+        if len(set(result.alternatives)) == 1:  # three identical answers used to show nothing
+            out.append(say(lang, "alternatives_agree", text=html.escape(result.alternatives[0])))
+        else:
+            out.append(say(lang, "alternatives") + "\n" + "\n".join(
+                f"{i}. {html.escape(a)}" for i, a in enumerate(result.alternatives, 1)))
+    if result.candidates and show_candidates:
+        out.append(say(lang, "candidates") + "\n" + "\n".join(
+            f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
+    return "\n\n".join(out)
+
+
+def romanized_markdown(text: str, target: str, wanted: bool) -> str:
+    """Pinyin (or another romanization) of the output, when asked and the script has one."""
+    if not wanted or not text.strip():
+        return ""
+    reading = romanize.romanize(text, target)
+    return f"*{html.escape(reading)}*" if reading else ""
+
+
+def history_rows(history: list[list[str]] | None) -> list[list[str]]:
+    """What the history table shows of the stored rows (text, translation, pair, codes)."""
+    return [list(row[:3]) for row in history or []]

@@ -1,0 +1,166 @@
+"""Every string the page shows, in both of its languages (English and Simplified Chinese).
+
+Two tables: :data:`LABELS` feeds ``gr.I18n`` (labels, buttons, placeholders: the browser picks
+the language), and :data:`MESSAGES` holds what the listeners write at run time (the detected
+language, progress, the status line, errors), picked per visitor from the request's
+``Accept-Language`` by :func:`ui_lang`. Both languages must have the same keys: a test checks.
+Student-facing words only here; server flags and advice for the operator go to the log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+UI_LANGS = ("en", "zh")
+
+LABELS: dict[str, dict[str, str]] = {
+    "en": {
+        "header": "# Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
+        "source": "From", "target": "To", "detect": "Detect language",
+        "swap": "⇄", "swap_label": "Swap languages and texts",
+        "input": "Text",
+        "input_placeholder": "Type or paste text… (Ctrl/Cmd+Enter to translate)",
+        "output": "Translation", "translate": "Translate", "stop": "Stop",
+        "retranslate": "Retranslate", "clear": "Clear", "share": "🔗 Share link",
+        "share_link": "Link to this pair (and text)", "romanize": "Show pinyin / romanization",
+        "examples": "Examples (click to translate)", "advanced": "Advanced",
+        "deterministic": "Deterministic (greedy) decoding",
+        "deterministic_info": "Same input, same output. Off = the model card's sampling.",
+        "temperature": "Temperature", "top_p": "Top-p", "top_k": "Top-k",
+        "repetition_penalty": "Repetition penalty",
+        "max_new_tokens": "Max new tokens (0 = automatic)",
+        "history": "History (kept in this browser; click a row to restore it)",
+        "history_source": "Source", "history_translation": "Translation", "history_pair": "Pair",
+        "history_clear": "Clear history", "history_export": "Export history (CSV)",
+        "history_file": "History file",
+        "status": "Status", "tab_text": "Text", "tab_document": "Document",
+        "document": "File (.txt .md .srt .docx .csv)", "document_out": "Translated file",
+        "csv_columns": "CSV columns to translate", "translate_document": "Translate file",
+        "modes": "Modes & glossary", "mode": "Mode", "context": "Context",
+        "context_info": "Surrounding text (previous paragraph, product description); not translated.",
+        "glossary": "Glossary (terms to keep)", "glossary_csv": "…or a CSV of term pairs",
+        "glossary_source": "Source term", "glossary_target": "Target term",
+        "show_candidates": "Show the candidates Chimera fused",
+    },
+    "zh": {
+        "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "source": "源语言", "target": "目标语言", "detect": "自动检测",
+        "swap": "⇄", "swap_label": "交换语言和文本",
+        "input": "原文", "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",
+        "output": "译文", "translate": "翻译", "stop": "停止", "retranslate": "重新翻译",
+        "clear": "清空", "share": "🔗 分享链接", "share_link": "此语言对（及文本）的链接",
+        "romanize": "显示拼音 / 罗马字", "examples": "示例（点击即翻译）", "advanced": "高级设置",
+        "deterministic": "确定性（贪心）解码",
+        "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
+        "temperature": "温度", "top_p": "Top-p", "top_k": "Top-k",
+        "repetition_penalty": "重复惩罚", "max_new_tokens": "最大生成长度（0 = 自动）",
+        "history": "历史记录（保存在本浏览器中；点击一行恢复）",
+        "history_source": "原文", "history_translation": "译文", "history_pair": "语言对",
+        "history_clear": "清除历史", "history_export": "导出历史（CSV）",
+        "history_file": "历史文件",
+        "status": "状态", "tab_text": "文本", "tab_document": "文档",
+        "document": "文件（.txt .md .srt .docx .csv）", "document_out": "译文文件",
+        "csv_columns": "要翻译的 CSV 列", "translate_document": "翻译文件",
+        "modes": "模式与术语表", "mode": "模式", "context": "上下文",
+        "context_info": "相关文本（上一段、产品说明），不会被翻译。",
+        "glossary": "术语表", "glossary_csv": "…或上传术语对 CSV",
+        "glossary_source": "原文术语", "glossary_target": "译文术语",
+        "show_candidates": "显示 Chimera 融合的候选译文",
+    },
+}
+
+I18N = gr.I18n(en=LABELS["en"], **{"zh-CN": LABELS["zh"], "zh": LABELS["zh"]})
+
+MESSAGES: dict[str, dict[str, str]] = {
+    "en": {
+        "detected": "Detected: **{name}** ({confidence:.0%})",
+        "low_confidence": " — ⚠️ low confidence: pick the source language if this is wrong",
+        "not_recognised": "⚠️ Language not recognised — please choose the source language.",
+        "segment": "Part {done} of {total}…",
+        "translating": "Translating",
+        "last_run": "Last translation: {latency:.2f} s",
+        "first_token": "first token {ms:.0f} ms",
+        "speed": "{rate:.1f} tokens/s",
+        "segments": "{n} segments ({cached} from cache)",
+        "from_cache": "⚡ From the phrase cache (Retranslate for a fresh one)",
+        "already": "The text is already in {name}; returned unchanged.",
+        "parts": "The text was long, so it was translated in {n} parts.",
+        "stopped": "⏹ Stopped: the translation above is partial.",
+        "glossary_report": "**Glossary** — in the translation: {found}; missing: {missing}",
+        "alternatives": "**Alternatives**",
+        "alternatives_agree": "**Alternatives** — all three agree: {text}",
+        "candidates": "**Candidates fused by Chimera**",
+        "state": "state: {state}",
+        "load": "batch {active}/{size}, queue {queued}",
+        "cache": "cache {hits} hits / {misses} misses",
+        "loading": "⏳ The model is still loading; Translate will be ready in a moment.",
+        "too_long": "This text is too long ({chars:,} characters). The page translates up to "
+                    "{limit:,} characters at a time: please split it.",
+        "not_ready": "The model is still loading. Please try again in a moment.",
+        "apology": "Something went wrong on the server; it has been logged. Please try again.",
+        "no_detect": "Could not tell which language this is: please choose the source language.",
+        "no_file": "Choose a file first (.txt, .md, .srt, .docx or .csv).",
+        "history_empty": "The history is empty.",
+        "ensemble_unavailable": "“Best quality” is not available with this model.",
+    },
+    "zh": {
+        "detected": "检测到：**{name}**（{confidence:.0%}）",
+        "low_confidence": " — ⚠️ 置信度较低：如有误，请选择源语言",
+        "not_recognised": "⚠️ 无法识别语言，请选择源语言。",
+        "segment": "第 {done} 部分，共 {total} 部分…",
+        "translating": "翻译中",
+        "last_run": "上次翻译：{latency:.2f} 秒",
+        "first_token": "首字 {ms:.0f} 毫秒",
+        "speed": "每秒 {rate:.1f} 个词元",
+        "segments": "{n} 个片段（{cached} 个来自缓存）",
+        "from_cache": "⚡ 来自短语缓存（点“重新翻译”获取新译文）",
+        "already": "文本已经是{name}，原样返回。",
+        "parts": "文本较长，已分 {n} 部分翻译。",
+        "stopped": "⏹ 已停止：上面的译文不完整。",
+        "glossary_report": "**术语表** — 译文中出现：{found}；缺少：{missing}",
+        "alternatives": "**其他译法**",
+        "alternatives_agree": "**其他译法** — 三种译法相同：{text}",
+        "candidates": "**Chimera 融合的候选译文**",
+        "state": "状态：{state}",
+        "load": "批次 {active}/{size}，排队 {queued}",
+        "cache": "缓存命中 {hits} / 未命中 {misses}",
+        "loading": "⏳ 模型仍在加载，稍后即可翻译。",
+        "too_long": "文本太长（{chars:,} 个字符）。本页一次最多翻译 {limit:,} 个字符，请分段。",
+        "not_ready": "模型仍在加载，请稍后再试。",
+        "apology": "服务器出错了，已记录在日志中。请再试一次。",
+        "no_detect": "无法判断文本的语言，请选择源语言。",
+        "no_file": "请先选择文件（.txt、.md、.srt、.docx 或 .csv）。",
+        "history_empty": "历史记录为空。",
+        "ensemble_unavailable": "当前模型不支持“最佳质量”模式。",
+    },
+}
+
+STATES = {"zh": {"ready": "就绪", "loading": "加载中", "busy": "忙碌", "failed": "失败",
+                 "starting": "启动中", "warming": "预热中"}}
+
+
+def ui_lang(request: Any) -> str:
+    """The visitor's UI language: Chinese when the browser asks for it first, else English."""
+    headers = getattr(request, "headers", None) or {}
+    accept = str(headers.get("accept-language", "") if hasattr(headers, "get") else "")
+    first = accept.split(",")[0].strip().lower()
+    return "zh" if first.startswith("zh") else "en"
+
+
+def say(lang: str, key: str, **values: Any) -> str:
+    return MESSAGES.get(lang, MESSAGES["en"])[key].format(**values)
+
+
+def state_name(lang: str, state: str) -> str:
+    return STATES.get(lang, {}).get(state, state)
+
+
+def language_name(lang: str, code: str) -> str:
+    """A language's name for this UI language, with its own name beside it when different."""
+    from hunyuan_webui import languages
+
+    language = languages.get(code)
+    name = language.chinese if lang == "zh" else language.english
+    return name if name == language.autonym else f"{name} · {language.autonym}"

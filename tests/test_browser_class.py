@@ -1,0 +1,220 @@
+"""The page as a teacher and a class of students use it, in headless Chromium (Debian's).
+
+Each test is one finding of the classroom walk-through (issue 16), told from what a visitor
+sees: a phone shows the text, the pair and Translate on its first screen; a Chinese browser gets
+a Chinese page and Chinese as the default target; Swap exchanges the texts too; a history row
+brings its language pair back, and the history survives a reload; a shared link restores the
+pair and the text; a paste longer than one request's limit is translated in parts, not cut; and
+axe-core finds no critical or serious accessibility problem in light or dark mode. All of it under
+the page's Content-Security-Policy, which blocks nothing the page needs.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
+
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.service import Translator
+
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+OUTPUT = "document.querySelector('#output-box textarea').value"
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+
+
+@pytest.fixture(scope="module")
+def url(engine, demo_settings) -> Iterator[str]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings = replace(demo_settings, port=port, cache_size=1000)
+    translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=1000))
+    server = Server(create_app(settings, translator), settings).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url: str, locale: str = "en-US", width: int = 1280, height: int = 1000,
+              dark: bool = False, mobile: bool = False):
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
+                                  color_scheme="dark" if dark else "light", is_mobile=mobile,
+                                  has_touch=mobile)
+    context.add_init_script(CSP_VIOLATIONS)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#translate-btn:not([disabled])")
+    return page
+
+
+def translate(page, text: str, expected: str) -> None:
+    page.locator("#input-box textarea").fill(text)
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=30_000)
+
+
+def dropdown(page, elem_id: str) -> str:
+    return page.locator(f"#{elem_id} input").input_value()
+
+
+def test_on_a_phone_text_languages_and_translate_fit_the_first_screen(browser, url):
+    page = open_page(browser, url, width=390, height=844, mobile=True)
+    for elem_id in ("source-lang", "target-lang", "input-box", "translate-btn"):
+        box = page.locator(f"#{elem_id}").bounding_box()
+        assert box["y"] + box["height"] <= 844, (elem_id, box)
+    # Swap is a small button: the source picker keeps its room.
+    assert page.locator("#swap-btn").bounding_box()["width"] < 60
+    assert page.locator("#source-lang").bounding_box()["width"] > 120
+    translate(page, "谢谢你的帮助。", "Thank you for your help.")
+    page.screenshot(path=str(ASSETS / "screenshot-phone.png"))
+    assert page.evaluate("window.__csp") == []
+
+
+ENGLISH_WORDS = ["Translate", "Detected", "state:", "Last translation", "History", "Examples",
+                 "Advanced", "Text", "Document", "Status"]
+
+
+def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser, url):
+    page = open_page(browser, url, locale="zh-CN")
+    assert dropdown(page, "target-lang") == "Chinese · 中文 · 简体中文"
+    page.locator("#input-box textarea").fill("Thank you for your help.")
+    page.locator("#translate-btn").click()  # detect language -> Chinese, not "already English"
+    page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#progress').innerText"
+                           ".includes('上次翻译')", timeout=30_000)
+    assert "检测到" in page.locator("#detected-lang").inner_text()
+    assert "状态" in page.locator("#status-line").inner_text()
+    assert page.locator("#translate-btn").inner_text() == "翻译"
+    visible = page.locator("body").inner_text()
+    for label in ("历史记录", "示例", "高级设置", "文本", "文档", "模式与术语表"):
+        assert label in visible, label
+    leftovers = [w for w in ENGLISH_WORDS if w in visible.replace("Translation · 译文", "")]
+    assert leftovers == [], leftovers
+    page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
+
+
+def test_swap_exchanges_the_languages_and_the_texts(browser, url):
+    page = open_page(browser, url)
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    pick(page, "target-lang", "English · 英语 · English")
+    translate(page, "这本书很有意思。", "This book is very interesting.")
+    page.locator("#swap-btn").click()
+    page.wait_for_function("() => document.querySelector('#input-box textarea').value"
+                           " === 'This book is very interesting.'")
+    assert dropdown(page, "source-lang") == "English · 英语 · English"
+    assert dropdown(page, "target-lang") == "Chinese · 中文 · 简体中文"
+    assert page.locator("#output-box textarea").input_value() == ""
+
+
+def test_swap_before_any_translation_detects_the_text_instead_of_failing(browser, url):
+    page = open_page(browser, url)
+    page.locator("#input-box textarea").fill("谢谢你的帮助。")
+    page.locator("#swap-btn").click()  # auto-detect, nothing translated yet
+    page.wait_for_function("() => document.querySelector('#target-lang input').value"
+                           ".startsWith('Chinese')")
+    assert dropdown(page, "source-lang") == "English · 英语 · English"
+    assert page.locator(".toast-body").count() == 0
+
+
+def test_a_history_row_restores_its_pair_and_survives_a_reload(browser, url):
+    page = open_page(browser, url)
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    translate(page, "我们明天见。", "See you tomorrow.")
+    pick(page, "source-lang", "English · 英语 · English")
+    pick(page, "target-lang", "French · 法语 · Français")
+    page.locator("#clear-btn").click()
+    page.reload()
+    page.wait_for_selector("#translate-btn:not([disabled])")
+    page.get_by_text("History (kept in this browser").click()
+    page.wait_for_function("() => document.querySelector('#history').innerText.includes('我们明天见')")
+    page.locator("#history").get_by_text("我们明天见。").filter(visible=True).first.click()
+    page.wait_for_function("() => document.querySelector('#input-box textarea').value"
+                           " === '我们明天见。'")
+    assert page.locator("#output-box textarea").input_value() == "See you tomorrow."
+    assert dropdown(page, "source-lang") == "Chinese · 中文 · 简体中文"
+    assert dropdown(page, "target-lang") == "English · 英语 · English"
+    page.locator("#history-export").click()
+    link = page.locator("#history-file a").first
+    link.wait_for()
+    exported = page.request.get(link.get_attribute("href")).text()
+    assert "zh,en,我们明天见。,See you tomorrow." in exported
+    page.locator("#history-clear").click()
+    page.wait_for_function("() => !document.querySelector('#history').innerText.includes('我们')")
+
+
+def test_a_shared_link_restores_the_pair_and_the_text(browser, url):
+    page = open_page(browser, url)
+    pick(page, "source-lang", "English · 英语 · English")
+    pick(page, "target-lang", "Japanese · 日语 · 日本語")
+    page.locator("#input-box textarea").fill("Good morning.")
+    page.locator("#share-btn").click()
+    page.wait_for_function("() => document.querySelector('#share-link textarea, "
+                           "#share-link input').value.includes('tl=ja')")
+    link = page.locator("#share-link textarea, #share-link input").first.input_value()
+    assert "sl=en" in link and "text=Good+morning." in link
+    other = open_page(browser, link, locale="zh-CN")  # a Chinese browser: the link wins
+    other.wait_for_function("() => document.querySelector('#input-box textarea').value"
+                            " === 'Good morning.'")
+    assert dropdown(other, "source-lang") == "English · 英语 · English"
+    assert dropdown(other, "target-lang") == "Japanese · 日语 · 日本語"
+
+
+def test_a_long_paste_is_translated_in_parts_not_cut(browser, url):
+    """6,000 characters used to be cut to 5,000 by the text box without a word."""
+    page = open_page(browser, url)
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    sentence, answer = "谢谢你的帮助。", "Thank you for your help."
+    text = sentence * (6000 // len(sentence)) + "谢谢。" * 2
+    assert len(text) > 6000
+    page.locator("#input-box textarea").fill(text)
+    assert page.locator("#input-box textarea").input_value() == text  # nothing cut
+    assert "parts" in page.locator("#char-count").inner_text()
+    page.locator("#translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#progress').innerText"
+                           ".includes('Last translation')", timeout=240_000)
+    output = page.locator("#output-box textarea").input_value()
+    assert output.count(answer) == 6000 // len(sentence)
+    assert output.endswith("Thank you. Thank you.")
+    assert "translated in" in page.locator("#progress").inner_text()
+
+
+def axe_problems(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
+                            ".violations.map(v => ({id: v.id, impact: v.impact, "
+                            "nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}))")
+    return [f"{v['impact']} {v['id']}: {v['nodes']}" for v in results
+            if v["impact"] in ("critical", "serious")]
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_axe_finds_no_serious_accessibility_problem(browser, url, dark):
+    assert AXE.exists(), "run `npm ci` (bash launch.sh test does) to install axe-core"
+    page = open_page(browser, url + ("?__theme=dark" if dark else ""), dark=dark)
+    problems = axe_problems(page)
+    assert problems == [], '\n'.join(problems)
+    for panel in ("Advanced", "Modes & glossary", "History (kept in this browser"):
+        page.get_by_text(panel).first.click()
+    page.wait_for_timeout(300)
+    problems = axe_problems(page)
+    assert problems == [], '\n'.join(problems)
+    assert page.locator("h1").count() == 1
+    if not dark:
+        page.screenshot(path=str(ASSETS / "screenshot-en.png"))
