@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hunyuan_webui import languages
-from hunyuan_webui.prompts import XX_TEMPLATE, ZH_TEMPLATE, translation_prompt
+from hunyuan_webui import languages, prompts
+from hunyuan_webui.prompts import translation_prompt
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch
@@ -70,6 +70,9 @@ CHAT_TEMPLATE = (
     "{%- endif -%}"
     "{%- endfor -%}"
 )
+
+# Prompt families whose plain templates the tokenizer is trained on, in this order.
+CORPUS_FAMILIES = ("hunyuan-mt", "hy-mt1.5")
 
 # Checkpoint files; the sidecar is written last, so its presence marks a finished build.
 REQUIRED_FILES = ("config.json", "generation_config.json", "model.safetensors",
@@ -232,10 +235,14 @@ def tokenizer_corpus(phrases: Sequence[Phrase]) -> list[str]:
     corpus: list[str] = []
     for p in phrases:
         corpus += [p.prompt, p.source, p.target]
+    families = [prompts.family(name).templates["translate"].text for name in CORPUS_FAMILIES]
+    english = list(dict.fromkeys(t["en"] for t in families))  # the same wording once
     for lang in languages.LANGUAGES:
-        for template in ZH_TEMPLATE.values():
-            corpus.append(template.format(target_language=lang.chinese, source_text=""))
-        corpus.append(XX_TEMPLATE.format(target_language=lang.english, source_text=""))
+        for texts in families:
+            corpus.append(prompts.fill(texts["zh"], {"target_language": lang.chinese,
+                                                     "source_text": ""}))
+        for text in english:
+            corpus.append(prompts.fill(text, {"target_language": lang.english, "source_text": ""}))
         corpus.append(lang.autonym)
     return corpus
 

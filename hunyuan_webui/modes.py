@@ -46,14 +46,13 @@ def translation_prompt(spec: ModelSpec, text: str, source: str, target: str,
     """The user message for one segment in the plain, glossary or context modes."""
     if glossary:
         if spec.supports(TERMINOLOGY):
-            return prompts.terminology_prompt(text, target, glossary)
+            return prompts.terminology_prompt(text, target, glossary, spec.family, source)
         # Best effort for models without a terminology prompt: the HY-MT1.5 glossary lines in
         # front of the model's own translation prompt.
-        lines = "\n".join(prompts.TERM_LINE.format(source_term=s, target_term=t) for s, t in glossary)
-        return f"参考下面的翻译：\n{lines}\n\n" + prompts.translation_prompt(text, source, target,
-                                                                         spec.family)
+        lines = prompts.terminology_prompt("", target, glossary).split("\n\n", 1)[0]
+        return f"{lines}\n\n" + prompts.translation_prompt(text, source, target, spec.family)
     if mode == "context" and context.strip() and spec.supports(CONTEXT):
-        return prompts.context_prompt(text, target, context)
+        return prompts.context_prompt(text, target, context, spec.family, source)
     return prompts.translation_prompt(text, source, target, spec.family)
 
 
