@@ -163,7 +163,7 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
     if dialect == "vllm":
         body["repetition_penalty"] = options.repetition_penalty
         if not options.deterministic:
-            body["top_k"] = options.top_k
+            body["top_k"] = options.top_k or -1  # vLLM and SGLang spell "no top-k" -1
         if stop_token_ids:
             body["stop_token_ids"] = list(stop_token_ids)
     elif dialect == "transformers":
