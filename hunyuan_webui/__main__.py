@@ -16,7 +16,7 @@ from hunyuan_webui.errors import TranslatorError
 
 def _translate(argv: Sequence[str]) -> int:
     from hunyuan_webui import settings as settings_mod
-    from hunyuan_webui.engine import DecodingOptions, close_engines
+    from hunyuan_webui.engine import close_engines
     from hunyuan_webui.service import TranslationRequest, Translator
 
     # One parser for this command's own arguments and every setting, so that a setting's value
@@ -48,7 +48,7 @@ def _translate(argv: Sequence[str]) -> int:
     if status.state != "ready":
         raise TranslatorError(status.reason or f"The model is {status.state}.")
     request = TranslationRequest(text=text, source_lang=own.source, target_lang=own.target,
-                                 options=DecodingOptions(deterministic=own.deterministic))
+                                 options=translator.decoding(deterministic=own.deterministic))
     try:
         job = translator.start(request)
         for update in job:

@@ -19,6 +19,7 @@ import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -56,7 +57,6 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-_DEFAULTS = DecodingOptions()
 _LOW = {name: low for name, (low, _) in OPTION_BOUNDS.items()}
 _HIGH = {name: high for name, (_, high) in OPTION_BOUNDS.items()}
 _Whole = BeforeValidator(_whole)
@@ -67,20 +67,27 @@ QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/
                 "/gradio_api/api/")
 
 
+_MODEL_DEFAULT = "Default: the loaded model's (its model card's; see GET /v1/model)."
+
+
 class Options(BaseModel):
-    """Decoding options; the defaults are the model card's. Unknown names are refused (400)."""
+    """Decoding options; what is left out is the loaded model's default (its model card's).
+    Unknown names are refused (400)."""
 
     model_config = ConfigDict(extra="allow")  # left to DecodingOptions, whose error lists the names
 
     deterministic: StrictBool = Field(False, description="Greedy decoding: same text, same answer.")
-    temperature: float = Field(_DEFAULTS.temperature, ge=_LOW["temperature"],
-                               le=_HIGH["temperature"], strict=True)
-    top_p: float = Field(_DEFAULTS.top_p, ge=_LOW["top_p"], le=_HIGH["top_p"], strict=True)
-    top_k: Annotated[StrictInt, _Whole] = Field(_DEFAULTS.top_k, ge=_LOW["top_k"],
-                                                le=_HIGH["top_k"])
-    repetition_penalty: float = Field(_DEFAULTS.repetition_penalty,
-                                      ge=_LOW["repetition_penalty"],
-                                      le=_HIGH["repetition_penalty"], strict=True)
+    # Left out, these are the model's; an explicit null is refused (the None default is never
+    # validated and never reaches DecodingOptions: decoding() keeps only what was given).
+    temperature: float = Field(None, ge=_LOW["temperature"], le=_HIGH["temperature"],  # type: ignore[assignment]
+                               strict=True, description=_MODEL_DEFAULT)
+    top_p: float = Field(None, ge=_LOW["top_p"], le=_HIGH["top_p"], strict=True,  # type: ignore[assignment]
+                         description=_MODEL_DEFAULT)
+    top_k: Annotated[StrictInt, _Whole] = Field(None, ge=_LOW["top_k"], le=_HIGH["top_k"],  # type: ignore[assignment]
+                                                description="0: no top-k cut. " + _MODEL_DEFAULT)
+    repetition_penalty: float = Field(None, ge=_LOW["repetition_penalty"],  # type: ignore[assignment]
+                                      le=_HIGH["repetition_penalty"], strict=True,
+                                      description=_MODEL_DEFAULT)
     max_new_tokens: Annotated[StrictInt, Field(ge=_LOW["max_new_tokens"],
                                                le=_HIGH["max_new_tokens"]), _Whole] | None = Field(
         None, description="Cap on generated tokens per segment (default: from the input length).")
@@ -99,6 +106,7 @@ class Options(BaseModel):
                                 description="alternatives mode: how many translations.")
 
     def decoding(self) -> dict[str, Any]:
+        """The decoding options the client gave (the rest are the model's defaults)."""
         return self.model_dump(exclude_unset=True, exclude=set(REQUEST_FIELDS))
 
 
@@ -221,6 +229,15 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         log.info("phrase cache cleared by %s", who.key_id or "an open API")
         return {"cleared": True, **cache.stats().to_dict()}
 
+    @app.get("/v1/model", tags=["translation"])
+    def model_info() -> dict[str, Any]:
+        """The loaded model: its prompt family, the modes it has prompts for, its chat format and
+        the decoding defaults a request starts from."""
+        spec = translator.spec
+        return {"id": spec.id, "family": str(spec.family), "modes": sorted(spec.modes),
+                "chat_format": spec.chat_format, "description": spec.description,
+                "decoding": asdict(spec.decoding), "demo": spec.demo}
+
     @app.get("/v1/languages", tags=["translation"])
     def list_languages() -> list[dict[str, Any]]:
         """The 38 languages: code, English and Chinese names, autonym, right-to-left flag."""
@@ -246,7 +263,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         if body.stream and isinstance(body.text, list):
             raise InputError("Streaming takes a single text; send a list without \"stream\".")
         access.charge(who, sum(len(t) for t in texts))
-        options = DecodingOptions.from_mapping(body.options.decoding())
+        options = DecodingOptions.from_mapping(body.options.decoding(), translator.spec.decoding)
         extra = body.options
         requests = [TranslationRequest(text=t, source_lang=body.source_lang,
                                        target_lang=body.target_lang, options=options,

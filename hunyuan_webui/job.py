@@ -38,7 +38,7 @@ class TranslationRequest:
     text: str
     target_lang: str
     source_lang: str = languages.AUTO
-    options: DecodingOptions = field(default_factory=DecodingOptions)
+    options: DecodingOptions | None = None  # None: the loaded model's defaults (its card's)
     mode: str = TRANSLATE
     glossary: tuple[tuple[str, str], ...] = ()
     context: str = ""

@@ -107,7 +107,12 @@ class Translator:
         glossary = modes.parse_glossary(request.glossary)
         if not isinstance(request.context, str):
             raise InputError("The context must be text.")
-        return replace(request, source_lang=source, target_lang=target, glossary=glossary)
+        return replace(request, source_lang=source, target_lang=target, glossary=glossary,
+                       options=request.options or self.spec.decoding)
+
+    def decoding(self, **overrides: object) -> DecodingOptions:
+        """Decoding options starting from the loaded model's defaults (its model card's)."""
+        return DecodingOptions.from_mapping(overrides, self.spec.decoding)
 
     def detect(self, text: str) -> Detection:
         return self.detector.detect(text[:2000])

@@ -272,7 +272,8 @@ class TranslatorUI:
             raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
         path = Path(file)
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
-                                      options=DecodingOptions(deterministic=bool(deterministic)),
+                                      options=self.translator.decoding(
+                                          deterministic=bool(deterministic)),
                                       glossary=self._glossary(glossary))
         state = {"done": 0, "total": 0}
         stop = threading.Event()
@@ -460,7 +461,7 @@ class TranslatorUI:
             with gr.Accordion(t("advanced"), open=False):
                 deterministic = gr.Checkbox(False, label=t("deterministic"),
                                             info=t("deterministic_info"), elem_id="deterministic")
-                defaults = DecodingOptions()
+                defaults = self.translator.spec.decoding  # the loaded model's card
                 with gr.Row():
                     temperature = _slider("temperature", defaults.temperature, 0.05, t)
                     top_p = _slider("top_p", defaults.top_p, 0.05, t)

@@ -31,7 +31,8 @@ from hunyuan_webui.engine import DecodingOptions
 IN_SCOPE = r"^/(v1/.+|translate|detect|languages)$"
 OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/languages"),
               ("POST", "/translate"), ("POST", "/detect"), ("GET", "/languages"),
-              ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache")]
+              ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
+              ("GET", "/v1/model")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
 OPTION_NAMES = {f.name for f in dataclasses.fields(DecodingOptions)}
