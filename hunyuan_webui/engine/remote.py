@@ -29,7 +29,9 @@ them).
 Streamed text goes through the same hygiene as local tokens (:class:`IncrementalText`): trailing
 U+FFFD (half a character) and the last grapheme cluster are held back, a U+FFFD followed by more text
 is dropped, leading whitespace is dropped and trailing whitespace held, so the chunks always
-concatenate to exactly the final text.
+concatenate to exactly the final text. A model that may think aloud first (Hy-MT2-30B-A3B) is sent
+its ``chat_template_kwargs`` (``reasoning_effort: no_think``, vLLM dialect) and its
+``<think>…</think>`` block is removed from the stream (:class:`ReasoningFilter`).
 
 Failures: connection errors, 429 and 5xx are retried with exponential backoff and jitter while
 nothing has been streamed; after the first text the stream ends with an error instead. Timeouts:
@@ -67,7 +69,7 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
-from hunyuan_webui.engine.textstream import IncrementalText
+from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 from hunyuan_webui.errors import (
     BusyError,
     EngineError,
@@ -93,6 +95,7 @@ KNOWN_STOP_TOKEN_IDS: dict[str, tuple[int, ...]] = {
 # Words in a 400/422 that mean "these fields are not accepted here" (the extra sampling fields,
 # pydantic's extra="forbid", OpenAI's own wording).
 REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generation_config",
+                       "chat_template_kwargs",
                        "frequency_penalty", "Extra inputs", "extra_forbidden",
                        "Unrecognized request argument")
 CANCEL_POLL_S = 0.05
@@ -127,9 +130,12 @@ class _Outcome:
 class _DeltaText:
     """Server text deltas in, always-valid chunks out (adapts :class:`IncrementalText`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning_tags: tuple[str, str] | None = None) -> None:
         self.deltas: list[str] = []  # delta i plays the part of token id i
-        self._text = IncrementalText(lambda ids: "".join(self.deltas[i] for i in ids))
+        self._text: IncrementalText | ReasoningFilter = IncrementalText(
+            lambda ids: "".join(self.deltas[i] for i in ids))
+        if reasoning_tags:
+            self._text = ReasoningFilter(self._text, reasoning_tags)
 
     @property
     def raw(self) -> str:
@@ -144,7 +150,8 @@ class _DeltaText:
 
 
 def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: int,
-                 dialect: str, stop_token_ids: Sequence[int] = ()) -> dict[str, Any]:
+                 dialect: str, stop_token_ids: Sequence[int] = (),
+                 chat_template_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``/chat/completions`` body for one prompt in one dialect (see the module docstring)."""
     body: dict[str, Any] = {
         "model": model,
@@ -166,6 +173,8 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
             body["top_k"] = options.top_k or -1  # vLLM and SGLang spell "no top-k" -1
         if stop_token_ids:
             body["stop_token_ids"] = list(stop_token_ids)
+        if chat_template_kwargs:  # Hy-MT2-30B-A3B: {"reasoning_effort": "no_think"}
+            body["chat_template_kwargs"] = dict(chat_template_kwargs)
     elif dialect == "transformers":
         # transformers serve reads repetition_penalty = 1 + frequency_penalty.
         body["frequency_penalty"] = round(options.repetition_penalty - 1.0, 6)
@@ -222,7 +231,9 @@ class OpenAIEngine(Engine):
                  backoff_s: float = 0.5, max_backoff_s: float = 8.0, max_new_tokens: int = 2048,
                  max_queued: int = 256, max_concurrency: int = 16, dialect: str = "auto",
                  stop_token_ids: Sequence[int] | None = None,
-                 tokenizer: str | Path | None = None) -> None:
+                 tokenizer: str | Path | None = None,
+                 reasoning_tags: tuple[str, str] | None = None,
+                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
         if not endpoint.startswith(("http://", "https://")):
@@ -258,6 +269,8 @@ class OpenAIEngine(Engine):
             stop_token_ids = _checkpoint_stop_ids(tokenizer, self.model_id) or \
                 KNOWN_STOP_TOKEN_IDS.get(self.model_id, ())
         self.stop_token_ids = tuple(stop_token_ids)
+        self.reasoning_tags = reasoning_tags
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self._state = EngineState.LOADING
         self._reason = ""
         self._last_probe_error = ""
@@ -285,7 +298,8 @@ class OpenAIEngine(Engine):
             api_key=settings.api_key, timeout=settings.remote_timeout,
             read_timeout=min(60.0, settings.remote_timeout), retries=settings.remote_retries,
             max_new_tokens=settings.max_new_tokens, max_queued=settings.max_queued,
-            max_concurrency=settings.max_batch_size, tokenizer=spec.local_path)
+            max_concurrency=settings.max_batch_size, tokenizer=spec.local_path,
+            reasoning_tags=spec.reasoning_tags, chat_template_kwargs=dict(spec.chat_template_kwargs))
 
     def __repr__(self) -> str:  # never shows the API key
         return f"OpenAIEngine({redact_url(self.endpoint)!r}, model={self.remote_model!r})"
@@ -421,7 +435,7 @@ class OpenAIEngine(Engine):
         attempt = 0
         resent = 0
         while True:
-            text = _DeltaText()
+            text = _DeltaText(self.reasoning_tags)
             self.requests += 1
             try:
                 outcome = await self._request(stream, text)
@@ -463,7 +477,8 @@ class OpenAIEngine(Engine):
         """One HTTP exchange; raises :class:`_Retryable` / :class:`_Resend` / :class:`EngineError`."""
         dialect = self.dialect
         body = request_body(self.remote_model, stream.prompt, stream.options,
-                            self._max_tokens(stream), dialect, self.stop_token_ids)
+                            self._max_tokens(stream), dialect, self.stop_token_ids,
+                            self.chat_template_kwargs)
         url = f"{self.endpoint}/chat/completions"
         outcome = _Outcome()
         try:
