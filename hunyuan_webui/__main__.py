@@ -29,6 +29,7 @@ def _translate(argv: Sequence[str]) -> int:
                         help="Source language code, or auto (default) to detect it.")
     parser.add_argument("--deterministic", action="store_true",
                         help="Greedy decoding instead of the model card's sampling.")
+    _mode_arguments(parser)
     parser.add_argument("text", nargs="*", help="Text to translate (default: standard input).")
     own, _ = parser.parse_known_args(argv)
     settings, unknown = settings_mod.from_sources(argv, parser=parser)
@@ -48,7 +49,8 @@ def _translate(argv: Sequence[str]) -> int:
     if status.state != "ready":
         raise TranslatorError(status.reason or f"The model is {status.state}.")
     request = TranslationRequest(text=text, source_lang=own.source, target_lang=own.target,
-                                 options=translator.decoding(deterministic=own.deterministic))
+                                 options=translator.decoding(deterministic=own.deterministic),
+                                 **_mode_fields(own))
     try:
         job = translator.start(request)
         for update in job:
@@ -60,6 +62,43 @@ def _translate(argv: Sequence[str]) -> int:
     finally:
         close_engines()
     return 0
+
+
+def _mode_arguments(parser: argparse.ArgumentParser) -> None:
+    from hunyuan_webui.modes import MODE_HELP, MODES
+    from hunyuan_webui.structured import FORMATS
+
+    group = parser.add_argument_group("translation mode")
+    group.add_argument("--mode", choices=MODES, default="translate",
+                       help="; ".join(f"{m}: {h}" for m, h in MODE_HELP.items()))
+    group.add_argument("--term", action="append", default=[], metavar="SOURCE=TARGET",
+                       help="A glossary pair (repeat it for more).")
+    group.add_argument("--glossary-file", metavar="CSV", help="Glossary pairs, one per row.")
+    group.add_argument("--context", default="", help="context mode: surrounding text or "
+                       "background information (not translated).")
+    group.add_argument("--style", default="", help="style mode: the style, in free text.")
+    group.add_argument("--instruction", action="append", default=[], metavar="TEXT",
+                       help="instructions mode: one instruction (repeat it for more).")
+    group.add_argument("--data-format", choices=list(FORMATS), default="",
+                       help="structured mode: the data's format (default: detected).")
+
+
+def _mode_fields(own: argparse.Namespace) -> dict[str, object]:
+    from pathlib import Path
+
+    from hunyuan_webui.errors import InputError
+    from hunyuan_webui.modes import parse_glossary
+
+    rows = []
+    for term in own.term:
+        if "=" not in term:
+            raise InputError(f"--term takes SOURCE=TARGET; got {term!r}.")
+        rows.append(term.split("=", 1))
+    if own.glossary_file:
+        rows += parse_glossary(Path(own.glossary_file).read_text(encoding="utf-8-sig"))
+    return {"mode": own.mode, "glossary": parse_glossary(rows), "context": own.context,
+            "style": own.style, "instructions": tuple(own.instruction),
+            "data_format": own.data_format}
 
 
 def _quiet_transformers() -> None:

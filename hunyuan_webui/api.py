@@ -41,9 +41,17 @@ from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.job import batched_updates
 from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
-from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES, parse_glossary
+from hunyuan_webui.modes import (
+    MAX_ALTERNATIVES,
+    MAX_STYLE_CHARS,
+    MODE_HELP,
+    MODES,
+    parse_glossary,
+    parse_instructions,
+)
 from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.structured import FORMATS
 
 log = logging.getLogger("hunyuan_webui.api")
 
@@ -62,7 +70,8 @@ _HIGH = {name: high for name, (_, high) in OPTION_BOUNDS.items()}
 _Whole = BeforeValidator(_whole)
 
 
-REQUEST_FIELDS = ("mode", "context", "glossary", "variants")
+REQUEST_FIELDS = ("mode", "context", "glossary", "variants", "style", "instructions",
+                  "data_format")
 QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",
                 "/gradio_api/api/")
 
@@ -104,6 +113,13 @@ class Options(BaseModel):
             "targets appear."))
     variants: StrictInt = Field(3, ge=1, le=MAX_ALTERNATIVES,
                                 description="alternatives mode: how many translations.")
+    style: StrictStr = Field("", max_length=MAX_STYLE_CHARS,
+                             description="style mode: the style, in free text.")
+    instructions: list[StrictStr] | StrictStr = Field(
+        default_factory=list, description="instructions mode: your instructions, a list or one "
+                                          "per line (the prompt numbers them).")
+    data_format: Literal[tuple(FORMATS)] | None = Field(  # type: ignore[valid-type]
+        None, description="structured mode: the data's format (default: detected).")
 
     def decoding(self) -> dict[str, Any]:
         """The decoding options the client gave (the rest are the model's defaults)."""
@@ -269,7 +285,10 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
                                        target_lang=body.target_lang, options=options,
                                        mode=extra.mode or body.mode, context=extra.context,
                                        glossary=parse_glossary(extra.glossary),
-                                       variants=extra.variants, cache=body.cache) for t in texts]
+                                       variants=extra.variants, cache=body.cache,
+                                       style=extra.style,
+                                       instructions=parse_instructions(extra.instructions),
+                                       data_format=extra.data_format or "") for t in texts]
         if body.stream:
             job = translator.start(requests[0])  # errors raised here are plain 4xx answers
             # The background task runs however the response ends. A disconnect normally cancels

@@ -8,7 +8,9 @@ A whole translation is ``job.result()``, derived from the same iteration.
 Sentence modes submit the document's segments a window ahead of the one being read (so they batch
 without overflowing the engine's queue) and stream them in document order, cached ones at once.
 Paragraph modes (formatted, alternatives, ensemble) submit every paragraph's first-phase prompts
-in one engine call, then check, fuse or fall back paragraph by paragraph.
+in one engine call, then check, fuse or fall back paragraph by paragraph. Structured data is one
+"paragraph", the whole text: its answer is checked (:mod:`hunyuan_webui.structured`) before it is
+shown, and replaced by a value-by-value translation when the model broke the data.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from hunyuan_webui import languages, modes, prompts
+from hunyuan_webui import languages, modes, prompts, structured
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.errors import BusyError, CancelledError
 from hunyuan_webui.models import FORMATTED, TRANSLATE
-from hunyuan_webui.segment import Document, Piece, is_translatable
+from hunyuan_webui.segment import Document, line_document  # noqa: F401 - was defined here
 
 if TYPE_CHECKING:
     from hunyuan_webui.service import Translator
@@ -44,6 +46,9 @@ class TranslationRequest:
     context: str = ""
     variants: int = 3  # alternatives mode: how many
     cache: bool = True  # False: a fresh answer (Retranslate), not the cached or shared one
+    style: str = ""  # style mode: free text
+    instructions: tuple[str, ...] = ()  # instructions mode: one per numbered line
+    data_format: str = ""  # structured mode: json, xml, yaml, csv...; "" = detect
 
 
 @dataclass
@@ -263,6 +268,8 @@ class Job:
                 prompt = prompts.translation_prompt(markup.tagged, self.source, target, spec.family)
             return [prompt], [options], markup
         prompt = translator.prompt_for(segment, self.source, request)
+        if request.mode == "structured":  # the whole data in one prompt; checked when it is back
+            return [prompt], [options], None
         if request.mode == "alternatives":
             variants = [replace(options, deterministic=True)] + [
                 replace(options, deterministic=False, temperature=max(options.temperature, 0.9),
@@ -275,7 +282,9 @@ class Job:
 
     def _paragraph(self, segment: str, markup: Any, streams: list[Stream]) -> Iterator[str]:
         translator, request = self.translator, self.request
-        if request.mode == "formatted":
+        if request.mode == "structured":
+            yield self._checked_data(segment, "".join(self._read(streams[0])))
+        elif request.mode == "formatted":
             text = "".join(self._read(streams[0]))
             if markup is None:
                 yield text
@@ -300,6 +309,30 @@ class Job:
             [fused] = self._submit_raw(translator.chimera, [fusion],
                                        [replace(request.options, deterministic=True)])
             yield from self._read(fused)
+
+    def _checked_data(self, source: str, answer: str) -> str:
+        """A structured-data answer if it is still the same data; else each text value translated
+        on its own (JSON, XML, CSV, TSV), else the data untranslated, with a notice either way."""
+        fmt = self.request.data_format
+        answer = structured.unwrap(answer, source)
+        why = structured.problem(source, answer, fmt)
+        if why is None or self._cancelled.is_set():
+            return answer
+        split = structured.split_values(source, fmt)
+        template = modes.STRUCTURE_BROKEN if split else modes.STRUCTURE_KEPT
+        self.notice = " ".join(filter(None, [self.notice, template.format(
+            format=structured.FORMATS[fmt], why=why)]))
+        if split is None:
+            return source
+        values, rebuild = split
+        plain = replace(self.request, mode=modes.TRANSLATE, glossary=())
+        prompts_ = [self.translator.prompt_for(v, self.source, plain) for v in values]
+        streams = self._submit_raw(self.translator.engine, prompts_,
+                                   [self.request.options] * len(prompts_)) if prompts_ else []
+        translated = ["".join(self._read(s)) for s in streams]
+        # A value whose placeholders did not survive keeps its original text.
+        return rebuild([new if new.strip() and structured.same_placeholders(old, new) else old
+                        for old, new in zip(values, translated)])
 
     def _submit_raw(self, engine: Engine, prompts_: list[str], options: list[DecodingOptions],
                     first: bool = False) -> list[Stream]:
@@ -379,23 +412,6 @@ class Job:
             if update.result is not None:
                 return update.result
         raise CancelledError("The translation was stopped.")
-
-
-def line_document(text: str) -> Document:
-    """Paragraph modes translate whole lines: indentation and line ends stay layout."""
-    pieces: list[Piece] = []
-    for line in text.splitlines(keepends=True):
-        body = line.rstrip("\r\n")
-        core = body.strip()
-        if not core or not is_translatable(core):
-            pieces.append(Piece(line, False))
-            continue
-        start = body.index(core)
-        for part, translate in ((body[:start], False), (core, True),
-                                (body[start + len(core):] + line[len(body):], False)):
-            if part:
-                pieces.append(Piece(part, translate))
-    return Document(tuple(pieces))
 
 
 _DONE = object()

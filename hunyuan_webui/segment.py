@@ -361,3 +361,31 @@ def split_document(
             b.verbatim(content)
         b.verbatim(ending)
     return Document(tuple(b.pieces))
+
+
+def whole_document(text: str) -> Document:
+    """Structured data is translated whole: only the blank lines around it stay layout."""
+    core = text.strip()
+    if not core:
+        return Document((Piece(text, False),))
+    start = text.index(core)
+    pieces = [Piece(text[:start], False), Piece(core, True),
+              Piece(text[start + len(core):], False)]
+    return Document(tuple(p for p in pieces if p.text))
+
+
+def line_document(text: str) -> Document:
+    """Paragraph modes translate whole lines: indentation and line ends stay layout."""
+    pieces: list[Piece] = []
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        core = body.strip()
+        if not core or not is_translatable(core):
+            pieces.append(Piece(line, False))
+            continue
+        start = body.index(core)
+        for part, translate in ((body[:start], False), (core, True),
+                                (body[start + len(core):] + line[len(body):], False)):
+            if part:
+                pieces.append(Piece(part, translate))
+    return Document(tuple(pieces))

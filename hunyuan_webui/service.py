@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hunyuan_webui import languages, modes
+from hunyuan_webui import languages, modes, structured
 from hunyuan_webui.cache import PhraseCache, cache_key
 from hunyuan_webui.detect import Detection, LanguageDetector
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
@@ -29,9 +29,9 @@ from hunyuan_webui.errors import (
     InputTooLongError,
     UnsupportedModeError,
 )
-from hunyuan_webui.job import Job, TranslationRequest, TranslationResult, Update, line_document
+from hunyuan_webui.job import Job, TranslationRequest, TranslationResult, Update
 from hunyuan_webui.models import CHIMERA, ModelSpec
-from hunyuan_webui.segment import Document, split_document
+from hunyuan_webui.segment import Document, line_document, split_document, whole_document
 from hunyuan_webui.settings import Settings
 
 __all__ = ["Job", "TranslationRequest", "TranslationResult", "Translator", "Update"]
@@ -105,10 +105,18 @@ class Translator:
                 raise InputTooLongError(f"Alternatives are for short texts (at most "
                                         f"{ALTERNATIVES_MAX_CHARS} characters).")
         glossary = modes.parse_glossary(request.glossary)
-        if not isinstance(request.context, str):
-            raise InputError("The context must be text.")
+        if not isinstance(request.context, str) or not isinstance(request.style, str):
+            raise InputError("The context and the style must be text.")
+        instructions = modes.parse_instructions(request.instructions)
+        modes.check_inputs(request.mode, glossary, request.style, instructions)
+        data_format = request.data_format
+        if request.mode in modes.WHOLE_TEXT_MODES and request.text.strip():
+            data_format = (structured.normalize_format(data_format) if data_format
+                           else structured.detect_format(request.text))
+            structured.check_source(request.text, data_format)
         return replace(request, source_lang=source, target_lang=target, glossary=glossary,
-                       options=request.options or self.spec.decoding)
+                       options=request.options or self.spec.decoding, style=request.style.strip(),
+                       instructions=instructions, data_format=data_format)
 
     def decoding(self, **overrides: object) -> DecodingOptions:
         """Decoding options starting from the loaded model's defaults (its model card's)."""
@@ -136,7 +144,9 @@ class Translator:
             return Job(self, request, source, detection, Document(()), notice=notice,
                        passthrough=True)
         self._check_tokens(request.text)
-        if request.mode in modes.PARAGRAPH_MODES:
+        if request.mode in modes.WHOLE_TEXT_MODES:
+            document = whole_document(request.text)
+        elif request.mode in modes.PARAGRAPH_MODES:
             document = line_document(request.text)
         else:
             document = split_document(request.text, source)
@@ -202,13 +212,16 @@ class Translator:
 
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return modes.translation_prompt(self.spec, segment, source, request.target_lang,
-                                        request.glossary, request.context, request.mode)
+                                        request.glossary, request.context, request.mode,
+                                        style=request.style, instructions=request.instructions,
+                                        data_format=request.data_format)
 
     def key_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return cache_key(model=self.spec.id, source_lang=source, target_lang=request.target_lang,
                          mode=request.mode, text=segment,
                          options={**request.options.cache_fields(),
-                                  "glossary": list(request.glossary), "context": request.context})
+                                  "glossary": list(request.glossary), "context": request.context,
+                                  **_mode_fields(request)})
 
     def cacheable(self, request: TranslationRequest) -> bool:
         """May this request's segments be answered from the cache (and shared in flight)?
@@ -355,6 +368,13 @@ class _Flight:
             assert self.error is not None
             raise self.error
         return self.stream
+
+
+def _mode_fields(request: TranslationRequest) -> dict[str, object]:
+    """The newer modes' inputs, in the cache key only when given (older keys stay valid)."""
+    fields = {"style": request.style, "instructions": list(request.instructions),
+              "data_format": request.data_format}
+    return {name: value for name, value in fields.items() if value}
 
 
 def _reject_binary(text: str) -> None:

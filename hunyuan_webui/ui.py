@@ -25,14 +25,20 @@ from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.job import Update, batched_updates
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.structured import FORMATS
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",
-    "context": "With context · 结合上下文",
+    "terminology": "Glossary terms · 术语干预",
+    "context": "With context / background · 结合上下文",
+    "style": "In a style · 指定风格",
+    "instructions": "Your instructions · 个性化要求",
+    "structured": "Structured data (JSON, XML…) · 结构化数据",
     "formatted": "Keep formatting · 保留格式",
     "alternatives": "3 alternatives · 三种译法",
     "ensemble": "Best quality (Chimera) · 集成",
 }
+DATA_FORMATS = [("Detect · 自动检测", ""), *((name, code) for code, name in FORMATS.items())]
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
 STATUS_POLL_S = 10.0
@@ -73,7 +79,7 @@ I18N = gr.I18n(
         "deterministic_info": "Same input, same output. Off = the model card's sampling.",
         "temperature": "Temperature",
         "top_p": "Top-p",
-        "top_k": "Top-k",
+        "top_k": "Top-k (0 = off)",
         "repetition_penalty": "Repetition penalty",
         "max_new_tokens": "Max new tokens (0 = automatic)",
         "history": "History (click a row to restore it)",
@@ -94,6 +100,11 @@ I18N = gr.I18n(
         "glossary": "Glossary (terms to keep)",
         "glossary_csv": "…or a CSV of term pairs",
         "show_candidates": "Show the candidates Chimera fused",
+        "style": "Style",
+        "style_info": "In a few words, e.g. formal business English · 中国古代文言文",
+        "instructions": "Your instructions, one per line",
+        "instructions_info": "e.g. Keep people's names in the original · Use the polite form",
+        "data_format": "Data format",
     },
     **{"zh-CN": {
         "header": "## 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
@@ -114,7 +125,7 @@ I18N = gr.I18n(
         "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
         "temperature": "温度",
         "top_p": "Top-p",
-        "top_k": "Top-k",
+        "top_k": "Top-k（0 = 不限）",
         "repetition_penalty": "重复惩罚",
         "max_new_tokens": "最大生成长度（0 = 自动）",
         "history": "历史记录（点击一行恢复）",
@@ -135,6 +146,11 @@ I18N = gr.I18n(
         "glossary": "术语表",
         "glossary_csv": "…或上传术语对 CSV",
         "show_candidates": "显示 Chimera 融合的候选译文",
+        "style": "风格",
+        "style_info": "简短描述，例如：正式商务英语 · 中国古代文言文",
+        "instructions": "个性化要求（每行一条）",
+        "instructions_info": "例如：人名保留原文 · 使用敬语",
+        "data_format": "数据格式",
     }},
 )
 
@@ -234,8 +250,9 @@ class TranslatorUI:
 
     async def translate(self, text: str, source: str, target: str, deterministic: bool,
                   temperature: float, top_p: float, top_k: float, repetition_penalty: float,
-                  max_new_tokens: float, mode: str, context: str, glossary: Any,
-                  show_candidates: bool, history: list[list[str]] | None, use_cache: bool = True,
+                  max_new_tokens: float, mode: str, context: str, style: str, instructions: str,
+                  data_format: str, glossary: Any, show_candidates: bool,
+                  history: list[list[str]] | None, use_cache: bool = True,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                   ) -> AsyncIterator[tuple[Any, ...]]:
         """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one."""
@@ -244,7 +261,8 @@ class TranslatorUI:
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
                                   max_new_tokens),
             mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary),
-            cache=bool(use_cache))
+            cache=bool(use_cache), style=style or "", instructions=self._instructions(instructions),
+            data_format=data_format or "")
         history = list(history or [])
         async for updates in self._run(request):
             update = updates[-1]
@@ -342,6 +360,25 @@ class TranslatorUI:
         except TranslatorError as exc:
             raise gr.Error(exc.user_message) from None
 
+    @staticmethod
+    def _instructions(text: str | None) -> tuple[str, ...]:
+        try:
+            return modes.parse_instructions(text or "")
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None
+
+    def modes_markdown(self) -> str:
+        """Which modes the loaded model has prompts for; the others fall back with a notice."""
+        spec = self.translator.spec
+        own = [label.split(" · ")[0] for m, label in MODE_LABELS.items()
+               if m in spec.modes and m != TRANSLATE]
+        name = html.escape(spec.id.rsplit("/", 1)[-1])
+        if not own:
+            return (f"**{name}** has only the plain translation prompt: the other modes use it, "
+                    "with a notice saying what was left out.")
+        return (f"**{name}** has prompts for: {', '.join(own)}. The other modes use its plain "
+                "prompt, with a notice.")
+
     def _options(self, *values: Any) -> DecodingOptions:
         try:
             return options_from(*values)
@@ -404,6 +441,17 @@ class TranslatorUI:
         return rows[row][0], rows[row][1]
 
     # -- the page ---------------------------------------------------------------------------------
+    @staticmethod
+    def _mode_inputs(t: gr.I18n) -> tuple[Any, ...]:
+        """The style, instructions and data-format inputs, each shown with its mode."""
+        style = gr.Textbox(lines=1, label=t("style"), info=t("style_info"), visible=False,
+                           max_length=modes.MAX_STYLE_CHARS, elem_id="style-box")
+        instructions = gr.Textbox(lines=3, label=t("instructions"), info=t("instructions_info"),
+                                  visible=False, elem_id="instructions-box")
+        data_format = gr.Dropdown(DATA_FORMATS, value="", label=t("data_format"), visible=False,
+                                  elem_id="data-format")
+        return style, instructions, data_format
+
     @staticmethod
     def _text_area(settings: Any, t: gr.I18n) -> tuple[Any, ...]:
         with gr.Row(equal_height=True):
@@ -471,10 +519,12 @@ class TranslatorUI:
                 max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
                                     value=0, step=16, label=t("max_new_tokens"))
             with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
-                mode = gr.Radio([(MODE_LABELS[m], m) for m in modes.MODES], value=TRANSLATE,
+                gr.Markdown(self.modes_markdown(), elem_id="model-modes")
+                mode = gr.Radio([(label, m) for m, label in MODE_LABELS.items()], value=TRANSLATE,
                                 label=t("mode"), elem_id="mode")
                 context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
                                      visible=False, elem_id="context-box")
+                style, instructions, data_format = self._mode_inputs(t)
                 show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
                                               elem_id="show-candidates")
                 with gr.Row():
@@ -502,7 +552,8 @@ class TranslatorUI:
             clear_btn.click(lambda: ("", "", "", f"0 / {settings.max_input_chars:,}"), None,
                             [text, output, detected, count], api_visibility="private", queue=False)
             inputs = [text, source, target, deterministic, temperature, top_p, top_k, repetition,
-                      max_new, mode, context, glossary, show_candidates, history]
+                      max_new, mode, context, style, instructions, data_format, glossary,
+                      show_candidates, history]
             outputs = [output, detected, progress, history, extras]
             run = translate_btn.click(
                 self.translate, [*inputs, gr.State(True)], outputs, api_name="translate_ui",
@@ -520,9 +571,10 @@ class TranslatorUI:
                            queue=False)
             table.select(self.restore, history, [text, output], api_visibility="private",
                          queue=False)
-            mode.change(lambda m: (gr.update(visible=m == "context"),
-                                   gr.update(visible=m == "ensemble")),
-                        mode, [context, show_candidates], api_visibility="private", queue=False)
+            mode_inputs = {"context": context, "ensemble": show_candidates, "style": style,
+                           "instructions": instructions, "structured": data_format}
+            mode.change(lambda m: tuple(gr.update(visible=m == name) for name in mode_inputs),
+                        mode, list(mode_inputs.values()), api_visibility="private", queue=False)
             glossary_file.upload(self.load_glossary, glossary_file, glossary,
                                  api_visibility="private", queue=False)
             upload.change(self.document_columns, upload, columns, api_visibility="private",
