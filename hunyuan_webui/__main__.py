@@ -110,11 +110,16 @@ def _quiet_transformers() -> None:
 
 
 def _demo_model(argv: Sequence[str]) -> int:
+    from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS
     from hunyuan_webui.demo_model import ensure_demo_model
 
-    argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
-                            description="Print the demo checkpoint's directory.").parse_args(argv)
-    print(ensure_demo_model())
+    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
+                                     description="Print a demo checkpoint's directory (building "
+                                                 "it first if it is missing).")
+    parser.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT,
+                        help="chat format: 7b (<|startoftext|>...<|extra_0|>, the default) or "
+                             "1.8b (<｜hy_User｜>...<｜hy_Assistant｜>, the 1.8B models')")
+    print(ensure_demo_model(parser.parse_args(argv).format))
     return 0
 
 
@@ -132,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print(f"usage: python -m hunyuan_webui {{{','.join(COMMANDS)}}} [options]\n\n"
               "  translate   translate text from the command line\n"
-              "  demo-model  print the bundled demo model's directory\n"
+              "  demo-model  print a bundled demo model's directory (--format 1.8b)\n"
               "  serve       run the web app (see: serve --help)", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     try:

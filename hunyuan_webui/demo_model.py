@@ -1,4 +1,4 @@
-"""A tiny demo model of the real Hunyuan-MT architecture, for tests, CI and the ``--demo`` flag.
+"""Tiny demo models of the real Hunyuan-MT architecture, for tests, CI and the ``--demo`` flag.
 
 Nothing may be downloaded from a model hub on the machines this project is built on, yet every
 layer above the engine (streaming, batching, caching, the UI) wants a real checkpoint to talk to.
@@ -15,8 +15,14 @@ tokens: enough for a demo, and a realistic test of streaming partial UTF-8.
 
 The checkpoint is shipped in ``assets/demo-model`` (about 3 MB). ``python -m
 hunyuan_webui.demo_model`` regenerates it from the phrase table; training runs on one thread, is
-deterministic (a rebuild on the same machine is byte-identical) and takes 15-30 s. :func:`ensure_demo_model` returns the shipped directory, or
-builds it (into ``~/.cache/hunyuan_webui/demo-model`` when the assets directory is not writable).
+deterministic (a rebuild on the same machine is byte-identical) and takes 15-30 s.
+:func:`ensure_demo_model` returns the shipped directory, or builds it (into
+``~/.cache/hunyuan_webui/demo-model`` when the assets directory is not writable).
+
+A second one, ``assets/demo-model-1.8b``, is built the same way in the 1.8B models' chat format
+(``<｜hy_User｜>``, ``<｜hy_Assistant｜>``, stop ``<｜hy_place▁holder▁no▁2｜>``) and knows the same
+phrases prompted in Hy-MT2's wording: ``ensure_demo_model("1.8b")``, ``python -m
+hunyuan_webui.demo_model --format 1.8b``. The formats are rows of :mod:`hunyuan_webui.demo_formats`.
 
 How the answers are made robust: the loss covers only the answer tokens and the ``<|eos|>``; every
 other step runs the forward pass through fake-quantized (NF4, block size 64, straight-through)
@@ -40,6 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hunyuan_webui import languages, prompts
+from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS, ChatFormat
 from hunyuan_webui.prompts import translation_prompt
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,28 +58,6 @@ DEMO_DIR: Path = REPO_ROOT / "assets" / "demo-model"
 PHRASES_PATH: Path = REPO_ROOT / "assets" / "demo_phrases.tsv"
 SIDECAR = "hymt.json"  # the same name models.SIDECAR reads
 
-BOS_TOKEN = "<|startoftext|>"
-EOS_TOKEN = "<|eos|>"
-PAD_TOKEN = "<|pad|>"
-ANSWER_TOKEN = "<|extra_0|>"  # ends the user turn; the answer follows it
-SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN, ANSWER_TOKEN)
-
-# One user message renders as <|startoftext|>{content}<|extra_0|>, an assistant message as
-# {content}<|eos|>. The user turn already ends with the answer marker, so add_generation_prompt adds
-# nothing. Like Hunyuan-MT there is no system prompt: one is refused rather than silently dropped.
-CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{%- if loop.first -%}{{ bos_token }}{%- endif -%}"
-    "{%- if message['role'] == 'user' -%}{{ message['content'] + '" + ANSWER_TOKEN + "' }}"
-    "{%- elif message['role'] == 'assistant' -%}{{ message['content'] + eos_token }}"
-    "{%- else -%}{{ raise_exception('The Hunyuan-MT chat format has no ' + message['role']"
-    " + ' role: send one user message.') }}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-)
-
-# Prompt families whose plain templates the tokenizer is trained on, in this order.
-CORPUS_FAMILIES = ("hunyuan-mt", "hy-mt1.5")
 
 # Checkpoint files; the sidecar is written last, so its presence marks a finished build.
 REQUIRED_FILES = ("config.json", "generation_config.json", "model.safetensors",
@@ -80,7 +65,7 @@ REQUIRED_FILES = ("config.json", "generation_config.json", "model.safetensors",
 
 # Model shape: the real layer types at toy width. Rope settings follow the Hunyuan-7B checkpoints
 # (NTK alpha scaling, which the config calls "dynamic" with a fixed alpha).
-BPE_VOCAB = 768  # byte alphabet + merges; the four special tokens come after
+BPE_VOCAB = 768  # byte alphabet + merges; the special tokens come after
 HIDDEN = 128
 LAYERS = 2
 HEADS = 4
@@ -123,6 +108,24 @@ class Phrase:
         """The official Hunyuan-MT prompt (user message) for this phrase."""
         return translation_prompt(self.source, self.source_lang, self.target_lang)
 
+    def prompt_in(self, family: str) -> str:
+        """The official prompt for this phrase in a prompt family's wording."""
+        return translation_prompt(self.source, self.source_lang, self.target_lang, family)
+
+
+def chat_format(fmt: ChatFormat | str = DEFAULT_FORMAT) -> ChatFormat:
+    if isinstance(fmt, ChatFormat):
+        return fmt
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown demo chat format {fmt!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[fmt]
+
+
+def demo_dir(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
+    """Where a format's checkpoint is shipped (``DEMO_DIR`` for the default one)."""
+    fmt = chat_format(fmt)
+    return DEMO_DIR if fmt.name == DEFAULT_FORMAT else REPO_ROOT / "assets" / fmt.directory
+
 
 def load_phrases(path: Path | str = PHRASES_PATH) -> list[Phrase]:
     """The phrase table: a UTF-8 TSV with ``source_lang target_lang source target`` columns."""
@@ -155,23 +158,24 @@ def is_complete(directory: Path | str) -> bool:
     return all((directory / name).is_file() for name in REQUIRED_FILES)
 
 
-def cache_dir() -> Path:
+def cache_dir(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
     """Where the model is built when the assets directory cannot be written."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hunyuan_webui" / "demo-model"
+    return Path(base) / "hunyuan_webui" / chat_format(fmt).directory
 
 
-def ensure_demo_model() -> Path:
-    """A directory holding the demo checkpoint: the shipped one, else a freshly built one."""
-    if is_complete(DEMO_DIR):
-        return DEMO_DIR
+def ensure_demo_model(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
+    """A directory holding a demo checkpoint: the shipped one, else a freshly built one."""
+    shipped = demo_dir(fmt)
+    if is_complete(shipped):
+        return shipped
     try:
-        return build_demo_model(DEMO_DIR)
+        return build_demo_model(shipped, fmt=fmt)
     except PermissionError:
-        fallback = cache_dir()
+        fallback = cache_dir(fmt)
         if is_complete(fallback):
             return fallback
-        return build_demo_model(fallback)
+        return build_demo_model(fallback, fmt=fmt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,7 +183,8 @@ def ensure_demo_model() -> Path:
 
 
 def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PATH,
-                     seed: int = 0, *, verbose: bool = False) -> Path:
+                     seed: int = 0, *, fmt: ChatFormat | str = DEFAULT_FORMAT,
+                     verbose: bool = False) -> Path:
     """Train the tokenizer and the model on the phrase table and save a checkpoint in ``out_dir``.
 
     Files are written to a temporary directory beside ``out_dir`` and moved in one by one, the
@@ -189,6 +194,7 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
     import torch
 
     out_dir = Path(out_dir)
+    fmt = chat_format(fmt)
     phrases = load_phrases(phrases_path)
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -198,18 +204,21 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
         # One thread: results must not depend on the core count, and a model this small trains
         # several times faster on one thread than on two once anything else wants the CPU.
         torch.set_num_threads(1)
-        tokenizer = build_tokenizer(phrases)
-        model, stats = train_model(tokenizer, phrases, seed=seed, verbose=verbose)
+        tokenizer = build_tokenizer(phrases, fmt)
+        model, stats = train_model(tokenizer, phrases, seed=seed, verbose=verbose,
+                                   family=fmt.family)
         tokenizer.save_pretrained(staging, save_jinja_files=False)
         model.save_pretrained(staging, safe_serialization=True)
         n_params = sum(p.numel() for p in model.parameters())
         sidecar = {
-            "family": "hunyuan-mt",
-            "modes": ["translate"],
+            "family": fmt.family,
+            "modes": list(fmt.modes),
             "params_b": round(n_params / 1e9, 6),
             "description": (f"Tiny demo model ({n_params / 1e6:.2f}M parameters) of the "
-                            f"Hunyuan-MT-7B architecture; it only knows the {len(phrases)} "
+                            f"{fmt.stands_for} architecture; it only knows the {len(phrases)} "
                             "phrases it was trained on."),
+            "chat_format": fmt.registry_format,
+            "demo": True,
             "phrases": len(phrases),
             "phrases_sha256": phrases_digest(phrases_path),
             "seed": seed,
@@ -230,12 +239,14 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
     return out_dir
 
 
-def tokenizer_corpus(phrases: Sequence[Phrase]) -> list[str]:
+def tokenizer_corpus(phrases: Sequence[Phrase],
+                     fmt: ChatFormat | str = DEFAULT_FORMAT) -> list[str]:
     """What the BPE is trained on: the phrases, their prompts and every prompt wording x language."""
+    fmt = chat_format(fmt)
     corpus: list[str] = []
     for p in phrases:
-        corpus += [p.prompt, p.source, p.target]
-    families = [prompts.family(name).templates["translate"].text for name in CORPUS_FAMILIES]
+        corpus += [p.prompt_in(fmt.family), p.source, p.target]
+    families = [prompts.family(name).templates["translate"].text for name in fmt.corpus_families]
     english = list(dict.fromkeys(t["en"] for t in families))  # the same wording once
     for lang in languages.LANGUAGES:
         for texts in families:
@@ -247,8 +258,9 @@ def tokenizer_corpus(phrases: Sequence[Phrase]) -> list[str]:
     return corpus
 
 
-def build_tokenizer(phrases: Sequence[Phrase]) -> PreTrainedTokenizerFast:
-    """A byte-level BPE with the Hunyuan-MT-7B special tokens and chat template."""
+def build_tokenizer(phrases: Sequence[Phrase],
+                    fmt: ChatFormat | str = DEFAULT_FORMAT) -> PreTrainedTokenizerFast:
+    """A byte-level BPE with a chat format's special tokens and chat template."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -258,14 +270,15 @@ def build_tokenizer(phrases: Sequence[Phrase]) -> PreTrainedTokenizerFast:
     trainer = trainers.BpeTrainer(
         vocab_size=BPE_VOCAB, min_frequency=2, show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # any byte can be encoded
-    tok.train_from_iterator(tokenizer_corpus(phrases), trainer)
+    fmt = chat_format(fmt)
+    tok.train_from_iterator(tokenizer_corpus(phrases, fmt), trainer)
     # Like the real tokenizer, the special tokens sit after the ordinary vocabulary.
-    tok.add_special_tokens(list(SPECIAL_TOKENS))
+    tok.add_special_tokens(list(fmt.special_tokens))
     return PreTrainedTokenizerFast(
         tokenizer_object=tok,
-        bos_token=BOS_TOKEN, eos_token=EOS_TOKEN, pad_token=PAD_TOKEN,
-        extra_special_tokens=[ANSWER_TOKEN],
-        chat_template=CHAT_TEMPLATE,
+        bos_token=fmt.bos, eos_token=fmt.eos, pad_token=fmt.pad,
+        extra_special_tokens=list(fmt.extra),
+        chat_template=fmt.template,
         clean_up_tokenization_spaces=False,
         model_max_length=MAX_POSITIONS,
         padding_side="left",
@@ -275,7 +288,7 @@ def build_tokenizer(phrases: Sequence[Phrase]) -> PreTrainedTokenizerFast:
 def model_config(tokenizer: PreTrainedTokenizerFast) -> Any:
     from transformers import HunYuanDenseV1Config
 
-    eos = tokenizer.convert_tokens_to_ids(EOS_TOKEN)
+    eos = tokenizer.eos_token_id
     return HunYuanDenseV1Config(
         vocab_size=len(tokenizer),
         hidden_size=HIDDEN,
@@ -292,20 +305,20 @@ def model_config(tokenizer: PreTrainedTokenizerFast) -> Any:
                          "factor": 1.0},
         attention_bias=False,
         tie_word_embeddings=False,
-        bos_token_id=tokenizer.convert_tokens_to_ids(BOS_TOKEN),
+        bos_token_id=tokenizer.bos_token_id,
         eos_token_id=eos,
         eod_token_id=eos,
-        pad_token_id=tokenizer.convert_tokens_to_ids(PAD_TOKEN),
+        pad_token_id=tokenizer.pad_token_id,
         use_cache=True,
     )
 
 
-def encode_examples(tokenizer: PreTrainedTokenizerFast,
-                    phrases: Sequence[Phrase]) -> list[tuple[list[int], int]]:
+def encode_examples(tokenizer: PreTrainedTokenizerFast, phrases: Sequence[Phrase],
+                    family: str = "hunyuan-mt") -> list[tuple[list[int], int]]:
     """Each phrase as (token ids of prompt + answer + eos, length of the prompt part)."""
     examples = []
     for p in phrases:
-        user = [{"role": "user", "content": p.prompt}]
+        user = [{"role": "user", "content": p.prompt_in(family)}]
         prompt_ids = _ids(tokenizer.apply_chat_template(user, add_generation_prompt=True,
                                                         tokenize=True))
         full_ids = _ids(tokenizer.apply_chat_template(
@@ -327,7 +340,7 @@ def _ids(rendered: Any) -> list[int]:
 
 
 def train_model(tokenizer: PreTrainedTokenizerFast, phrases: Sequence[Phrase], seed: int = 0,
-                verbose: bool = False) -> tuple[Any, dict[str, Any]]:
+                verbose: bool = False, family: str = "hunyuan-mt") -> tuple[Any, dict[str, Any]]:
     """Memorise the phrases; returns the model (eval mode, fp32) and training statistics."""
     import torch
     from torch.func import functional_call
@@ -341,7 +354,7 @@ def train_model(tokenizer: PreTrainedTokenizerFast, phrases: Sequence[Phrase], s
         bos_token_id=config.bos_token_id, eos_token_id=config.eos_token_id,
         pad_token_id=config.pad_token_id, max_new_tokens=2048, **GENERATION_DEFAULTS)
 
-    examples = encode_examples(tokenizer, phrases)
+    examples = encode_examples(tokenizer, phrases, family)
     width = max(len(ids) for ids, _ in examples)
     input_ids = torch.full((len(examples), width), config.pad_token_id, dtype=torch.long)
     attention = torch.zeros_like(input_ids)
@@ -424,8 +437,15 @@ def _fake_nf4(weight: torch.Tensor) -> torch.Tensor:
 
 
 def _main(argv: Sequence[str]) -> int:
-    out = Path(argv[0]) if argv else DEMO_DIR
-    build_demo_model(out, verbose=True)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui.demo_model",
+                                     description="Rebuild a demo checkpoint from the phrase table.")
+    parser.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT)
+    parser.add_argument("out", nargs="?", help="directory (default: the shipped one)")
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else demo_dir(args.format)
+    build_demo_model(out, fmt=args.format, verbose=True)
     meta = json.loads((out / SIDECAR).read_text(encoding="utf-8"))
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     print(f"{out}: {size / 1e6:.2f} MB, {meta['description']}, training {meta['training']}")
