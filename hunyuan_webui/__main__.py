@@ -41,8 +41,15 @@ def _translate(argv: Sequence[str]) -> int:
     if own.source.lower() != languages.AUTO:
         languages.normalize(own.source)
     _quiet_transformers()
-    if settings.demo:
-        settings = settings.with_demo()
+    from hunyuan_webui.app import check_hardware
+    from hunyuan_webui.choice import choose
+
+    asked_for_demo = settings.demo
+    choice = choose(settings)
+    settings = choice.settings
+    if choice.banner and not asked_for_demo:  # chosen for want of a real model: say so
+        print(f"[{choice.reason}]", file=sys.stderr)
+    check_hardware(settings)
     text = " ".join(own.text) if own.text else sys.stdin.read()
     translator = Translator.from_settings(settings)
     status = translator.engine.wait_ready()

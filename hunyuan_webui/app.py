@@ -23,6 +23,7 @@ from fastapi import FastAPI
 from hunyuan_webui import api
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.access import ui_auth
+from hunyuan_webui.choice import choose
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
@@ -32,11 +33,13 @@ from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
 log = logging.getLogger("hunyuan_webui")
 
 
-def create_app(settings: Settings, translator: Translator | None = None) -> FastAPI:
-    """The whole server as an ASGI app (the engine loads in the background)."""
+def create_app(settings: Settings, translator: Translator | None = None,
+               banner: str = "") -> FastAPI:
+    """The whole server as an ASGI app (the engine loads in the background); ``banner`` is
+    markdown shown at the top of the page (what the demo model is, and how to get a real one)."""
     translator = translator or Translator.from_settings(settings)
     app = api.create_api(translator, settings)
-    demo = build_ui(translator)
+    demo = build_ui(translator, banner)
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
@@ -85,13 +88,18 @@ def check_port(host: str, port: int) -> None:
 
 
 def check_hardware(settings: Settings) -> None:
-    """Refuse to start a 7B model on a machine without a GPU unless asked to (--device cpu)."""
-    if settings.engine != "local" or settings.device != "auto":
+    """Before anything loads, for every in-process engine (local and process): refuse a model
+    this app cannot run (saying which engine can), and a 7B model on a machine without a GPU
+    unless asked to (--device cpu)."""
+    if settings.engine == "openai":
         return
     from hunyuan_webui import models
     from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device
 
     spec = models.resolve(settings.model)
+    models.check_in_process(spec)
+    if settings.device != "auto":
+        return
     if spec.params_b >= 3 and pick_device("auto").type == "cpu":
         raise TranslatorError(
             f"No GPU found. {spec.id} needs a GPU (about {estimate_weight_gib(spec.params_b, 'bf16'):.0f}"
@@ -113,11 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        if settings.demo:
-            settings = settings.with_demo()
-        check_hardware(settings)
         check_port(settings.host, settings.port)
-        app = create_app(settings)
+        choice = choose(settings)
+        settings = choice.settings
+        (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)
+        check_hardware(settings)
+        app = create_app(settings, banner=choice.banner)
         server = Server(app, settings).start()
     except TranslatorError as exc:
         print(f"error: {exc.user_message}", file=sys.stderr)

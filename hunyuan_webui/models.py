@@ -157,6 +157,9 @@ ARCHITECTURES = {"hy_v3": "tencent/Hy-MT2-30B-A3B"}
 
 def resolve(name: str) -> ModelSpec:
     """The spec for a registry id or a local directory."""
+    if name == "auto":
+        raise InputError("--model auto is chosen at start-up (hunyuan_webui.choice); name a "
+                         "model here, or start through `bash launch.sh` / app.py.")
     path = Path(name).expanduser()
     if path.is_dir():
         return _local_spec(path)

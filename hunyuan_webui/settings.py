@@ -31,7 +31,9 @@ def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secre
 @dataclass(frozen=True)
 class Settings:
     # model and engine
-    model: str = _opt("tencent/Hunyuan-MT-7B", "Hub id or local checkpoint directory.")
+    model: str = _opt("auto", "Hub id or local checkpoint directory; auto = the best model this "
+                      "machine can run and get (see README, Hardware): Hy-MT2-7B in bf16, int8 "
+                      "or int4 by free GPU memory; without a GPU a 1.8B model, else the demo.")
     demo: bool = _opt(False, "Serve the bundled tiny demo model (no GPU, no download).")
     dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
                       "use bitsandbytes.", choices=DTYPES)
@@ -129,7 +131,8 @@ class Settings:
         return self.max_segments_per_request or max(1, self.max_batch_size // 2)
 
     def with_demo(self) -> Settings:
-        """The demo model replaces ``model`` (resolved lazily: it may be built on first use)."""
+        """The demo model replaces ``model`` (resolved lazily: it may be built on first use).
+        The launcher's own choice (:func:`hunyuan_webui.choice.choose`) does this for --demo."""
         from hunyuan_webui.demo_model import ensure_demo_model
 
         return replace(self, model=str(ensure_demo_model()))

@@ -170,6 +170,7 @@ CSS = """
 #output-box textarea { font-size: 1.05rem; }
 #status-line { font-size: 0.85rem; opacity: 0.85; }
 #char-count { text-align: right; font-size: 0.8rem; opacity: 0.7; margin-top: -0.5rem; }
+#banner { border-left: 4px solid #f59e0b; padding: 0.25rem 0.75rem; background: #fffbeb; }
 """
 
 
@@ -236,8 +237,9 @@ def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> 
 class TranslatorUI:
     """Holds the translator and builds the page; each method is one listener."""
 
-    def __init__(self, translator: Translator) -> None:
+    def __init__(self, translator: Translator, banner: str = "") -> None:
         self.translator = translator
+        self.banner = banner  # markdown at the top of the page (what the demo model is)
 
     # -- listeners --------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto",
@@ -471,6 +473,8 @@ class TranslatorUI:
         t = I18N
         with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
             gr.Markdown(t("header"))
+            if self.banner:
+                gr.Markdown(self.banner, elem_id="banner")
             with gr.Row(equal_height=True):
                 source = gr.Dropdown(language_choices(True), value=languages.AUTO,
                                      label=t("source"), filterable=True, scale=5,
@@ -612,5 +616,5 @@ def _detected_code(markdown: str) -> str | None:
     return None
 
 
-def build_ui(translator: Translator) -> gr.Blocks:
-    return TranslatorUI(translator).build()
+def build_ui(translator: Translator, banner: str = "") -> gr.Blocks:
+    return TranslatorUI(translator, banner).build()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from hunyuan_webui import models, settings  # noqa: E402
+from hunyuan_webui import choice, models, settings  # noqa: E402
 
 README = ROOT / "README.md"
-TABLES = [settings.markdown_table(), models.markdown_table()]
+TABLES = [settings.markdown_table(), models.markdown_table(), choice.markdown_table()]
 
 
 def replace_table(text: str, table: str) -> str:
