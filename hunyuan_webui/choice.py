@@ -161,8 +161,8 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
                          "tencent/Hy-MT2-7B (its prompts and decoding defaults follow it).")
     probe = probe or MachineProbe()
     gpus = [] if settings.device in ("cpu", "mps") else probe.gpu_free_gib()
+    free = sum(gpus)  # several GPUs: the layers are spread over them
     if gpus:
-        free = max(gpus) if len(gpus) == 1 else sum(gpus)
         found = _first(GPU_TABLE, free, settings, probe, where=f"{free:.1f} GiB of GPU memory free")
         if found is not None:
             return found
@@ -172,9 +172,15 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
                    device="cpu" if gpus else None)
     if found is not None:
         return found
-    why = ("No GPU was found" if not gpus else "The GPU is too small for any Hy-MT2 model")
-    return _demo(settings, f"{why}, and no Hy-MT2-1.8B weights are cached here or could be "
-                           "downloaded.")
+    if not gpus:
+        why = "No GPU was found, and no Hy-MT2-1.8B weights are cached here or could be downloaded."
+    elif any(row.need_gib() <= free for row in GPU_TABLE):
+        why = (f"A GPU was found ({free:.1f} GiB free), but no Hy-MT2 weights are cached here or "
+               "could be downloaded.")
+    else:
+        why = (f"The GPU is too small for any Hy-MT2 model ({free:.1f} GiB free), and no "
+               "Hy-MT2-1.8B weights are cached here or could be downloaded.")
+    return _demo(settings, why)
 
 
 def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: Probe,

@@ -117,7 +117,16 @@ def test_a_gpu_too_small_for_anything_falls_to_the_cpu_row_on_the_cpu():
     picked = choice.choose(Settings(), FakeProbe(gpus=[2.0], in_cache={SMALL}))
     assert (picked.settings.model, picked.settings.device) == (SMALL, "cpu")
     picked = choice.choose(Settings(), FakeProbe(gpus=[2.0]))
-    assert picked.banner.startswith("**Demo model.** The GPU is too small for any Hy-MT2 model")
+    assert picked.banner.startswith("**Demo model.** The GPU is too small for any Hy-MT2 model "
+                                    "(2.0 GiB free), and no Hy-MT2-1.8B weights are cached here")
+    picked = choice.choose(Settings(), FakeProbe(gpus=[40.0]))  # big enough, but nothing to load
+    assert picked.banner.startswith("**Demo model.** A GPU was found (40.0 GiB free), but no "
+                                    "Hy-MT2 weights are cached here or could be downloaded.")
+
+
+def test_several_gpus_add_up():
+    picked = choice.choose(Settings(), FakeProbe(gpus=[10.0, 10.0], online=EVERYTHING))
+    assert (picked.settings.model, picked.settings.dtype) == (SEVEN, "bf16")
 
 
 def test_device_cpu_ignores_the_gpu():
