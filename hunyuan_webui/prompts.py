@@ -205,3 +205,16 @@ def chimera_prompt(text: str, source: str, target: str, candidates: Sequence[str
             f"Chimera fuses at most {CHIMERA_MAX_CANDIDATES} candidates, got {len(candidates)}.")
     return render("hunyuan-mt", "chimera", text, source, target,
                   items=[{"candidate": c} for c in candidates])
+
+
+# -- the older families' templates as plain strings -------------------------------------------
+# For code that reads the template texts themselves (str.format-style, `{terms}` for the glossary
+# lines) rather than rendering them: views of the data files, never a second copy of the text.
+ZH_TEMPLATE = {PromptFamily(name): FAMILIES[name].templates["translate"].text["zh"]
+               for name in ("hunyuan-mt", "hy-mt1.5")}
+XX_TEMPLATE = FAMILIES["hunyuan-mt"].templates["translate"].text["en"]
+TERMINOLOGY_TEMPLATE = FAMILIES["hy-mt1.5"].templates["terminology"].text["zh"].replace(
+    "{items}", "{terms}")
+TERM_LINE = FAMILIES["hy-mt1.5"].templates["terminology"].item["zh"]
+CONTEXT_TEMPLATE = FAMILIES["hy-mt1.5"].templates["context"].text["zh"]
+FORMATTED_TEMPLATE = FAMILIES["hy-mt1.5"].templates["formatted"].text["zh"]

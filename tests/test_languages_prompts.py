@@ -108,3 +108,15 @@ def test_decoding_options_defaults_and_bounds():
     # Greedy results do not depend on sampling knobs, so they share cache entries.
     assert (DecodingOptions(deterministic=True, temperature=0.1).cache_fields()
             == DecodingOptions(deterministic=True).cache_fields())
+
+
+def test_the_template_strings_are_views_of_the_data_files():
+    """Code that reads the templates as str.format strings gets the same texts as render()."""
+    assert XX.replace("{tgt}", "{target_language}").replace(
+        "{src}", "{source_text}") == prompts.XX_TEMPLATE
+    assert prompts.ZH_TEMPLATE[PromptFamily.HY_MT15] == ZH_MT15.replace(
+        "{tgt}", "{target_language}").replace("{src}", "{source_text}")
+    assert prompts.TERMINOLOGY_TEMPLATE.format(
+        terms=prompts.TERM_LINE.format(source_term="AI", target_term="人工智能"),
+        target_language="中文", source_text="AI is here.") == prompts.terminology_prompt(
+        "AI is here.", "zh", [("AI", "人工智能")])
