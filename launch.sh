@@ -3,8 +3,9 @@
 #
 #   bash launch.sh [app flags]        set up .venv if needed, then run the app (--demo: tiny model)
 #   bash launch.sh --background ...   same, in the background: returns once ready, logs to .hymt/
-#   bash launch.sh stop               stop the background server
-#   bash launch.sh test [pytest args] set up (with test tools), then run the whole test suite
+#   bash launch.sh stop               stop the background server (and any engine server it started)
+#   bash launch.sh test [pytest args] set up (with test tools and redis-server/chromium), then run
+#                                     the whole test suite (-m "not slow": the fast lane, no model)
 #
 # Environment: PYTHON (interpreter, default python3), HYMT_VENV (default .venv),
 # HYMT_TORCH_INDEX (a pip index URL for torch, e.g. https://download.pytorch.org/whl/cu128).
@@ -64,10 +65,30 @@ setup() {  # $1: "dev" to add the test tools
   digest="$(cat "${files[@]}" | sha256sum | cut -d' ' -f1)"
   if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
     say "installing ${files[*]}"
+    if [ "${1:-}" = "dev" ] && ! "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1; then
+      say "(llama-cpp-python compiles llama.cpp for the GGUF tests: several minutes, once)"
+    fi
     local args=()
     for f in "${files[@]}"; do args+=(-r "$f"); done
-    "$VENV/bin/pip" install -q "${args[@]}"
+    # llama.cpp's text models are all the app runs: its multimodal library is not built.
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install -q "${args[@]}"
     echo "$digest" > "$stamp"
+  fi
+}
+
+# The test suite runs against real services: Debian's redis-server and chromium. As root with
+# apt-get (CI, containers) they are installed; elsewhere the command to run is printed.
+test_prerequisites() {
+  local missing=()
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  [ "${#missing[@]}" -eq 0 ] && return
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing[*]} for the tests (apt-get)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    die "the tests need ${missing[*]}: install them first, e.g. 'sudo apt-get install ${missing[*]}' (a skipped test is a failed test here)."
   fi
 }
 
@@ -110,6 +131,7 @@ case "${1:-}" in
   test)
     shift
     setup dev
+    test_prerequisites
     exec "$VENV/bin/python" -m pytest "$@"
     ;;
   stop)

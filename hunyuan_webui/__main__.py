@@ -16,8 +16,7 @@ from hunyuan_webui.errors import TranslatorError
 
 def _translate(argv: Sequence[str]) -> int:
     from hunyuan_webui import settings as settings_mod
-    from hunyuan_webui.engine import close_engines
-    from hunyuan_webui.service import TranslationRequest, Translator
+    from hunyuan_webui.library import Translator
 
     # One parser for this command's own arguments and every setting, so that a setting's value
     # (``--model PATH``, ``--engine local``) is never taken for text to translate.
@@ -51,23 +50,16 @@ def _translate(argv: Sequence[str]) -> int:
         print(f"[{choice.reason}]", file=sys.stderr)
     check_hardware(settings)
     text = " ".join(own.text) if own.text else sys.stdin.read()
-    translator = Translator.from_settings(settings)
-    status = translator.engine.wait_ready()
-    if status.state != "ready":
-        raise TranslatorError(status.reason or f"The model is {status.state}.")
-    request = TranslationRequest(text=text, source_lang=own.source, target_lang=own.target,
-                                 options=translator.decoding(deterministic=own.deterministic),
-                                 **_mode_fields(own))
-    try:
-        job = translator.start(request)
+    # The library, as a notebook uses it: load and wait, then stream one job.
+    with Translator.from_settings(settings) as translator:
+        job = translator.job(text, to=own.target, source=own.source,
+                             deterministic=own.deterministic, **_mode_fields(own))
         for update in job:
             sys.stdout.write(update.delta)
             sys.stdout.flush()
             if update.result is not None and update.result.notice:
                 print(f"\n[{update.result.notice}]", file=sys.stderr, end="")
         sys.stdout.write("\n")
-    finally:
-        close_engines()
     return 0
 
 

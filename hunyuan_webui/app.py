@@ -10,6 +10,7 @@ and the process exits with status 1.
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import sys
 import threading
@@ -17,18 +18,22 @@ import time
 from collections.abc import Sequence
 
 import gradio as gr
+import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 
-from hunyuan_webui import api
 from hunyuan_webui import settings as settings_mod
-from hunyuan_webui.access import ui_auth
 from hunyuan_webui.choice import choose
-from hunyuan_webui.engine import EngineState
+from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.web import api
+from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
+from hunyuan_webui.web.gatekeeper import Gatekeeper
+from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
+from hunyuan_webui.web.ui import CSS, I18N, SHORTCUT_HEAD, build_ui
+from hunyuan_webui.web.visitor_files import VisitorFiles
 
 log = logging.getLogger("hunyuan_webui")
 
@@ -38,13 +43,21 @@ def create_app(settings: Settings, translator: Translator | None = None,
     """The whole server as an ASGI app (the engine loads in the background); ``banner`` is
     markdown shown at the top of the page (what the demo model is, and how to get a real one)."""
     translator = translator or Translator.from_settings(settings)
-    app = api.create_api(translator, settings)
-    demo = build_ui(translator, banner)
+    access = AccessControl.from_settings(settings)
+    files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
+    # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
+    guards = [(Gatekeeper, {"access": access, "files": files}),
+              (LoginGuard, {"throttle": LoginThrottle()}),
+              (SecurityHeaders, {})]
+    app = api.create_api(translator, settings, access=access, guards=guards)
+    demo = build_ui(translator, banner, access=access, files=files)
     app = gr.mount_gradio_app(
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, show_error=True, i18n=I18N,
+        theme=gr.themes.Soft(), css=CSS, head=SHORTCUT_HEAD, i18n=I18N,
+        # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
+        show_error=False, max_file_size=settings.max_file_bytes,
     )
     app.state.translator = translator
     return app
@@ -56,7 +69,8 @@ class Server:
     def __init__(self, app: FastAPI, settings: Settings) -> None:
         config = uvicorn.Config(app, host=settings.host, port=settings.port,
                                 root_path=settings.root_path, log_level=settings.log_level,
-                                timeout_graceful_shutdown=3, access_log=False)
+                                timeout_graceful_shutdown=3, access_log=False,
+                                http=header_timeout_protocol(settings.header_timeout))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"
@@ -91,7 +105,7 @@ def check_hardware(settings: Settings) -> None:
     """Before anything loads, for every in-process engine (local and process): refuse a model
     this app cannot run (saying which engine can), and a 7B model on a machine without a GPU
     unless asked to (--device cpu)."""
-    if settings.engine == "openai":
+    if settings.engine not in ("local", "process"):  # a server, or llama.cpp: not transformers
         return
     from hunyuan_webui import models
     from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device
@@ -132,20 +146,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc.user_message}", file=sys.stderr)
         return 2
     translator: Translator = app.state.translator
-    log.info("serving on %s (model %s; loading...)", server.url, translator.spec.id)
-    status = translator.engine.wait_ready()
-    if status.state != EngineState.READY:
-        print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
-        server.stop()
-        return 1
-    print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, {status.device}, "
-          f"{status.dtype})", flush=True)
+    log.info("serving on %s (model %s; loading...)", server.url, translator.spec.public_id)
+    if settings.host not in ("127.0.0.1", "localhost", "::1") and ui_auth(settings) is None and \
+            not (settings.api_keys or settings.api_keys_file):
+        log.warning("the page and the API are open to everyone who can reach %s: see the "
+                    "README's Security section (--auth, --api-keys)", settings.host)
+    _stop_on_sigterm()
     try:
+        status = translator.engine.wait_ready()
+        if status.state != EngineState.READY:
+            print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
+            return 1
+        print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, "
+              f"{status.device}, {status.dtype})", flush=True)
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:
+        log.info("stopping")
+    finally:
         server.stop()
+        close_engines()  # and the servers or processes they started
     return 0
+
+
+def _stop_on_sigterm() -> None:
+    """``launch.sh stop`` (and service managers) send SIGTERM: stop as on Ctrl+C, so that the
+    engines are closed and no server they started outlives the translator."""
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():  # where handlers can be set
+        signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

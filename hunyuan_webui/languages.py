@@ -113,3 +113,32 @@ UNSPACED = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
 def sentence_gap(code: str) -> str:
     """What goes between two sentences of this language: a space, or nothing."""
     return "" if normalize(code) in UNSPACED else " "
+
+
+# Names other tools put in prompts for the same languages (their "{{to}}" placeholders), besides
+# the table's own English names, Chinese names, autonyms and codes.
+NAME_ALIASES: dict[str, str] = {
+    "simplified chinese": "zh", "chinese (simplified)": "zh", "chinese simplified": "zh",
+    "mandarin": "zh", "mandarin chinese": "zh", "简体中文": "zh", "中文（简体）": "zh",
+    "汉语": "zh", "chinese (traditional)": "zh-Hant", "chinese traditional": "zh-Hant",
+    "繁體中文": "zh-Hant", "中文（繁体）": "zh-Hant", "中文（繁體）": "zh-Hant",
+    "tagalog": "tl", "myanmar": "my", "farsi": "fa", "uighur": "ug", "uygur": "ug",
+    "cantonese chinese": "yue", "广东话": "yue", "粤语（广东话）": "yue",
+}
+_BY_NAME: dict[str, str] = {
+    **{name.casefold(): lang.code for lang in LANGUAGES
+       for name in (lang.english, lang.chinese, lang.autonym)},
+    **NAME_ALIASES,
+}
+
+
+def by_name(name: str) -> str | None:
+    """The code for a language *name* as a prompt writes it ("English", "英语", "Simplified
+    Chinese", or a code such as "zh-CN"), or None when it is none of ours."""
+    key = name.strip().strip("\"'“”「」").casefold()
+    if key in _BY_NAME:
+        return _BY_NAME[key]
+    try:
+        return normalize(key)
+    except UnknownLanguageError:
+        return None

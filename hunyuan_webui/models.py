@@ -11,10 +11,11 @@ Engines: ``transformers`` is this app's own in-process engine (``--engine local`
 the installed transformers cannot run an entry (a GGUF build; an architecture newer than it), the
 app says which engine can, with the commands, before anything is loaded (:func:`check_in_process`).
 
-A local directory is a model too. Its family and modes are read from an optional ``hymt.json``
-beside ``config.json`` (the demo models ship one); without it, the directory name is matched against
-the known ids (a downloaded ``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), then its
-``config.json``'s ``model_type``, else the Hunyuan-MT-7B family is assumed.
+A local directory is a model too, and so is a ``.gguf`` file (for llama.cpp). Its family and modes
+are read from an optional ``hymt.json`` beside ``config.json`` (the demo models ship one) or beside
+the file; without it, the directory name is matched against the known ids (a downloaded
+``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), then its ``config.json``'s ``model_type``,
+else the Hunyuan-MT-7B family is assumed.
 """
 
 from __future__ import annotations
@@ -82,6 +83,12 @@ class ModelSpec:
     def source(self) -> str:
         """What ``from_pretrained`` is given: the local directory or the hub id."""
         return self.local_path or self.id
+
+    @property
+    def public_id(self) -> str:
+        """The name shown to users: the hub id, or a local checkpoint's directory name (never
+        the path: that would tell every visitor where the server keeps its files)."""
+        return Path(self.local_path).name if self.local_path else self.id
 
     def supports(self, mode: str) -> bool:
         return mode in self.modes
@@ -161,7 +168,7 @@ def resolve(name: str) -> ModelSpec:
         raise InputError("--model auto is chosen at start-up (hunyuan_webui.choice); name a "
                          "model here, or start through `bash launch.sh` / app.py.")
     path = Path(name).expanduser()
-    if path.is_dir():
+    if path.is_dir() or (path.is_file() and path.suffix.lower() == ".gguf"):
         return _local_spec(path)
     if name in REGISTRY:
         return REGISTRY[name]
@@ -174,10 +181,13 @@ def resolve(name: str) -> ModelSpec:
 
 
 def _local_spec(path: Path) -> ModelSpec:
+    """A checkpoint directory, or a GGUF file (its sidecar, if any, beside it)."""
     base = _by_name(path.name)
-    if base.id == DEFAULT_MODEL:
+    if path.is_file():  # a .gguf file: llama.cpp runs it
+        base = replace(base, prequantized="gguf", runtime=None, engines=GGUF)
+    elif base.id == DEFAULT_MODEL:
         base = REGISTRY.get(ARCHITECTURES.get(_model_type(path), ""), base)
-    sidecar = path / SIDECAR
+    sidecar = (path if path.is_dir() else path.parent) / SIDECAR
     if sidecar.is_file():
         meta = json.loads(sidecar.read_text(encoding="utf-8"))
         base = replace(

@@ -18,6 +18,11 @@ filled in. The Chinese template is used when the family's ``chinese_when`` rule 
 family so far: when the source or the target is Chinese: zh, zh-Hant, yue), with Chinese language
 names; the English one otherwise, with English names. A mode written in one language only (HY-MT1.5's
 extras are Chinese, Chimera's English) always uses it, with that language's names.
+
+:func:`recognize` reads the older families' templates backwards: given a user message that some
+other tool filled in (an OpenAI-compatible client with the model card's prompt pasted into it), it
+returns the target language and the text, so the request can go through the translator instead of
+the model.
 """
 
 from __future__ import annotations
@@ -218,3 +223,66 @@ TERMINOLOGY_TEMPLATE = FAMILIES["hy-mt1.5"].templates["terminology"].text["zh"].
 TERM_LINE = FAMILIES["hy-mt1.5"].templates["terminology"].item["zh"]
 CONTEXT_TEMPLATE = FAMILIES["hy-mt1.5"].templates["context"].text["zh"]
 FORMATTED_TEMPLATE = FAMILIES["hy-mt1.5"].templates["formatted"].text["zh"]
+
+
+# -- recognising a prompt another tool filled in ---------------------------------------------------
+@dataclass(frozen=True)
+class RecognizedPrompt:
+    """What a translation prompt asked for: the target language code and the text (plus the
+    glossary and context of HY-MT1.5's terminology and context prompts)."""
+
+    target: str
+    text: str
+    glossary: tuple[tuple[str, str], ...] = ()
+    context: str = ""
+
+
+def _template_pattern(template: str) -> re.Pattern[str]:
+    """A template as a regex: its own words exactly, any run of whitespace for a run of whitespace
+    (tools trim and re-wrap what is pasted into them), each slot a named group."""
+    out = []
+    for part in re.split(r"(\{\w+\})", template):
+        if part.startswith("{") and part.endswith("}"):
+            name = part[1:-1]
+            out.append(rf"(?P<{name}>[^\n]+?)" if name == "target_language" else
+                       rf"(?P<{name}>.*?)")
+        elif part:
+            words = re.split(r"(\s+)", part)
+            out.append("".join(r"\s+" if w.isspace() else re.escape(w) for w in words if w))
+    return re.compile(r"\s*" + "".join(out) + r"\s*", re.S)
+
+
+_GLOSSARY_HEAD, _ = TERMINOLOGY_TEMPLATE.split("{terms}")
+_GLOSSARY = re.compile(r"\s*" + re.escape(_GLOSSARY_HEAD.strip()) + r"\s*\n(?P<terms>.+?)\n\s*\n(?P<rest>.*)",
+                       re.S)
+_TERM = _template_pattern(TERM_LINE)
+# Most specific first: the context prompt ends with the text of the plain Chinese ones.
+# Every family's plain translation prompt, in both wordings (Hy-MT2 adds an English one).
+_TRANSLATE_TEMPLATES = tuple(dict.fromkeys(
+    text for family in FAMILIES.values() for text in family.templates["translate"].text.values()))
+_RECOGNIZED = tuple(_template_pattern(t) for t in (CONTEXT_TEMPLATE, *_TRANSLATE_TEMPLATES))
+
+
+def recognize(message: str) -> RecognizedPrompt | None:
+    """The translation a user message asks for, if it is one of the model cards' translation
+    prompts (any family, either wording, any of the 38 target languages; terminology and context
+    prompts included); None for anything else. The source language is never in these prompts."""
+    glossary: tuple[tuple[str, str], ...] = ()
+    head = _GLOSSARY.fullmatch(message)
+    if head is not None:
+        terms = [_TERM.fullmatch(line) for line in head["terms"].splitlines() if line.strip()]
+        if not terms or any(t is None for t in terms):
+            return None
+        glossary = tuple((t["source_term"].strip(), t["target_term"].strip())
+                         for t in terms if t is not None)
+        message = head["rest"]
+    for pattern in _RECOGNIZED:
+        match = pattern.fullmatch(message)
+        if match is None:
+            continue
+        target = languages.by_name(match["target_language"])
+        if target is None:
+            return None
+        context = match.groupdict().get("context") or ""
+        return RecognizedPrompt(target, match["source_text"], glossary, context.strip())
+    return None

@@ -18,8 +18,13 @@ from hunyuan_webui.errors import InputError
 
 DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
 DEVICES = ("auto", "cuda", "mps", "cpu")
-ENGINES = ("local", "process", "openai")
+ENGINES = ("local", "process", "openai", "llamacpp", "vllm", "sglang", "llama-server",
+           "transformers-serve")
+MANAGED_ENGINES = ("vllm", "sglang", "llama-server", "transformers-serve")  # engine.servers
+GGUF_ENGINES = ("llamacpp", "llama-server")
 ENV_PREFIX = "HYMT_"
+# Tokens the prompt template, a glossary and context add around the user's text, at most.
+PROMPT_OVERHEAD_TOKENS = 1024
 
 
 def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secret: bool = False,
@@ -40,8 +45,19 @@ class Settings:
     device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
     engine: str = _opt("process", "process = the model runs in a child process of its own, so "
                        "the web server does not share its GIL (faster under load); local = in "
-                       "this process; openai = an OpenAI-compatible server (vLLM, SGLang, "
-                       "transformers serve) at --endpoint.", choices=ENGINES)
+                       "this process; llamacpp = a GGUF checkpoint run by llama.cpp "
+                       "(llama-cpp-python) in such a child process; vllm, sglang, llama-server, "
+                       "transformers-serve = the translator starts that server, sized from these "
+                       "settings, and restarts it if it dies; openai = an OpenAI-compatible "
+                       "server you run, at --endpoint.", choices=ENGINES)
+    gguf_quant: str = _opt("Q4_K_M", "The file of a GGUF repository to load (llamacpp, "
+                           "llama-server), by its quantization: Q4_K_M, Q8_0, F16...")
+    gpu_memory: float = _opt(0.9, "Share of the GPU's memory a managed vLLM or SGLang server "
+                             "may take.")
+    engine_args: str = _opt("", "More command-line arguments for a managed server, added last "
+                            "(e.g. '--tensor-parallel-size 2').")
+    engine_start_timeout: float = _opt(1800.0, "Seconds a managed server may take to answer "
+                                       "the first time (a download and compilation included).")
     endpoint: str | None = _opt(None, "Base URL of the OpenAI-compatible server, e.g. "
                                 "http://127.0.0.1:8000/v1; several, comma-separated, share the "
                                 "load.")
@@ -58,8 +74,14 @@ class Settings:
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
     max_new_tokens: int = _opt(2048, "Upper bound on generated tokens per segment.", group="limits")
-    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes.",
-                               group="limits")
+    context_tokens: int = _opt(0, "Longest sequence (prompt + answer) a managed server or "
+                               "llama.cpp is sized for; 0 = --max-input-tokens + "
+                               f"{PROMPT_OVERHEAD_TOKENS} (the prompt around the text) + "
+                               "--max-new-tokens.", group="limits")
+    max_file_bytes: int = _opt(5_000_000, "Largest uploaded file accepted, in bytes (refused "
+                               "while it arrives, before it is stored).", group="limits")
+    files_ttl: int = _opt(3600, "Seconds an uploaded or translated file is kept for the visitor "
+                          "who owns it; then it is deleted.", group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
@@ -99,9 +121,19 @@ class Settings:
                                group="server")
     rate_limit_chars_per_day: int = _opt(1_000_000, "Default characters per day per API key "
                                          "(0 = unlimited).", group="server")
+    open_page: bool = _opt(False, "With --api-keys and no --auth: serve the page, and so its own "
+                           "endpoints (/gradio_api/*), without a key to anyone who can reach the "
+                           "app. Without this, a key is needed there too.", group="server")
+    visitor_rpm: int = _opt(0, "Translations per minute per page visitor without a key (its login "
+                            "name, else its address); 0 = unlimited.", group="server")
+    visitor_chars_per_day: int = _opt(0, "Characters per day per page visitor without a key; 0 = "
+                                      "unlimited.", group="server")
     cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
                              group="server")
-    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted.", group="server")
+    max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
+                               "--max-file-bytes).", group="server")
+    header_timeout: float = _opt(10.0, "Seconds a client may take to send its request headers; a "
+                                 "slower connection is closed.", group="server")
     enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
     log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
                           group="server")
@@ -117,8 +149,22 @@ class Settings:
                      "concurrency", "queue_size", "prefill_chunk_tokens"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{_flag(name)} must be at least 1.")
+        if self.context_tokens < 0:
+            raise InputError("--context-tokens must be 0 (automatic) or more.")
+        if not 0 < self.gpu_memory <= 1:
+            raise InputError(f"--gpu-memory must be a share of the GPU's memory, above 0 and at "
+                             f"most 1; got {self.gpu_memory}.")
+        if self.engine_start_timeout <= 0:
+            raise InputError("--engine-start-timeout must be more than 0 seconds.")
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
+        for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes"):
+            if getattr(self, name) <= 0:
+                raise InputError(f"--{_flag(name)} must be positive.")
+        for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
+                     "rate_limit_chars_per_day"):
+            if getattr(self, name) < 0:
+                raise InputError(f"--{_flag(name)} must be 0 (unlimited) or more.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
         if self.engine == "openai" and not self.endpoint:
@@ -130,19 +176,35 @@ class Settings:
         """How many segments one request may have submitted and unfinished at once."""
         return self.max_segments_per_request or max(1, self.max_batch_size // 2)
 
+    def context_length(self) -> int:
+        """The longest sequence (prompt and answer, in tokens) a server is sized for."""
+        return self.context_tokens or (self.max_input_tokens + PROMPT_OVERHEAD_TOKENS
+                                       + self.max_new_tokens)
+
     def with_demo(self) -> Settings:
-        """The demo model replaces ``model`` (resolved lazily: it may be built on first use).
-        The launcher's own choice (:func:`hunyuan_webui.choice.choose`) does this for --demo."""
+        """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
+        engines that run GGUF files get it as one. The launcher's own choice
+        (:func:`hunyuan_webui.choice.choose`) does this for --demo."""
+        if self.engine in GGUF_ENGINES:
+            from hunyuan_webui.engine.gguf_files import ensure_demo_gguf
+
+            return replace(self, model=str(ensure_demo_gguf()))
         from hunyuan_webui.demo_model import ensure_demo_model
 
         return replace(self, model=str(ensure_demo_model()))
 
     def public(self) -> dict[str, Any]:
-        """The settings with secrets masked, for logs and /ready."""
+        """The settings with secrets masked, for logs: secret fields, and credentials in URLs."""
+        from hunyuan_webui.urls import redact_url
+
         out = {}
         for f in fields(self):
             value = getattr(self, f.name)
-            out[f.name] = "***" if f.metadata.get("secret") and value else value
+            if f.metadata.get("secret") and value:
+                value = "***"
+            elif f.name in ("endpoint", "redis_url") and value:
+                value = ",".join(redact_url(u.strip()) for u in value.split(","))
+            out[f.name] = value
         return out
 
 

@@ -3,16 +3,26 @@ uvicorn in a thread on a free loopback port, reached with httpx (never anything 
 
 The app is built exactly as ``app.main`` builds it (``create_app`` + ``Server``); only the
 Translator is handed in, so the tests reuse a shared engine instead of loading one per app.
+:func:`app_process` runs ``app.py`` itself in a child process, for what must be measured apart
+from the tests' own process (its memory).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -31,6 +41,13 @@ from hunyuan_webui.settings import Settings
 LONG_TEXT = "-".join(["ha"] * 40)
 LONG_PAIR = ("en", "th")
 GREEDY = {"deterministic": True}
+
+
+# Debian's chromium, for the browser tests (Playwright drives it; it downloads no browser).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-sync", "--disable-component-update", "--no-first-run",
+                 "--disable-quic"]
 
 
 def free_port() -> int:
@@ -85,6 +102,99 @@ def running_app(engine: Engine, *, cache_size: int = 256, **overrides: Any) -> I
         yield RunningApp(server.url, settings, translator, server)
     finally:
         server.stop()
+
+
+@dataclass
+class AppProcess:
+    url: str
+    pid: int
+
+    def rss_kib(self) -> int:
+        """The server's resident memory now (VmRSS), in KiB."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError(f"no VmRSS for process {self.pid}")
+
+
+@contextmanager
+def app_process(*flags: str, timeout: float = 240) -> Iterator[AppProcess]:
+    """``python app.py --demo`` (in-process engine, no warm-up, one CPU thread) on a free loopback
+    port in its own process group; yields once ``/ready`` answers 200, stops it on exit."""
+    repo = Path(__file__).resolve().parent.parent
+    port = free_port()
+    cmd = [sys.executable, str(repo / "app.py"), "--demo", "--engine", "local", "--no-warmup",
+           "--cpu-threads", "1", "--port", str(port), "--log-level", "warning", *flags]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+           "TOKENIZERS_PARALLELISM": "false"}
+    url = f"http://127.0.0.1:{port}"
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=repo, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise AssertionError(f"app.py did not become ready (exit {proc.returncode}):\n"
+                                         f"{log.read().decode(errors='replace')[-3000:]}")
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/ready", timeout=2, trust_env=False).status_code == 200:
+                        break
+                time.sleep(0.25)
+            yield AppProcess(url, proc.pid)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)  # its own group: the server and nothing else
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=20)
+
+
+# -- the page's own endpoints, driven over plain HTTP ----------------------------------------------
+EMPTY_GLOSSARY = {"headers": ["Source term", "Target term"], "data": [["", ""]]}
+
+
+def file_data(path: str) -> dict:
+    return {"path": path, "meta": {"_type": "gradio.FileData"}}
+
+
+def document_call(path_or_file: str | dict, source: str = "en", target: str = "en") -> dict:
+    """The Document tab's endpoint, as the issue's probe called it."""
+    data = path_or_file if isinstance(path_or_file, dict) else file_data(path_or_file)
+    return {"data": [data, source, target, [], True, EMPTY_GLOSSARY]}
+
+
+def run_event(c: httpx.Client, name: str, payload: dict) -> tuple[int, str]:
+    """POST /gradio_api/call/<name>, then read its event stream: (status of the POST, stream)."""
+    r = c.post(f"/gradio_api/call/{name}", json=payload)
+    if r.status_code != 200:
+        return r.status_code, r.text
+    return 200, c.get(f"/gradio_api/call/{name}/{r.json()['event_id']}").text
+
+
+def completed(stream: str) -> list:
+    """The data of an event stream's ``complete`` event."""
+    assert "event: complete" in stream, stream[-600:]
+    return json.loads(stream.split("event: complete\ndata: ", 1)[1].split("\n", 1)[0])
+
+
+def upload(c: httpx.Client, name: str, data: bytes) -> str:
+    r = c.post("/gradio_api/upload", files={"files": (name, data, "text/plain")})
+    assert r.status_code == 200, r.text
+    [path] = r.json()
+    return path
+
+
+@contextmanager
+def visitor(app) -> Iterator[httpx.Client]:
+    """A browser-like client: it keeps cookies, and the page hands it its session first."""
+    with app.client() as c:
+        assert c.get("/config").status_code == 200
+        yield c
 
 
 # -- reading answers -------------------------------------------------------------------------------

@@ -2,6 +2,15 @@
 
 One fp32 engine serves the whole session, as in TGI's tests; each test gets a fresh Translator
 (no cache unless it asks) so model-call counts are its own.
+
+Two rules for the whole suite live here too:
+
+- Every test that needs the demo model (it asks for ``demo_dir``, directly or through ``engine``,
+  ``translator``...) is marked ``slow``, so ``pytest -m "not slow"`` is the fast lane: no model is
+  loaded.
+- A skipped test is a test that did not run: the run fails when any test is skipped, unless it is
+  on :data:`ALLOWED_SKIPS` with the reason it may be. ``bash launch.sh test`` installs what the
+  suite needs (redis-server, chromium), so nothing should skip.
 """
 
 from __future__ import annotations
@@ -16,6 +25,35 @@ from hunyuan_webui.demo_model import Phrase, ensure_demo_model, load_phrases
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
+
+# Test node ids (as pytest prints them) that may be skipped, with the reason. Empty: none may.
+ALLOWED_SKIPS: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "demo_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    skipped = [r for r in reporter.stats.get("skipped", []) if r.nodeid not in ALLOWED_SKIPS]
+    if skipped:
+        reporter.write_sep("=", f"{len(skipped)} test(s) skipped: a skipped test did not run",
+                           red=True)
+        for report in skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+            reporter.write_line(f"SKIPPED {report.nodeid}: {reason}")
+        reporter.write_line("Install what they need (bash launch.sh test does), or add them to "
+                            "ALLOWED_SKIPS in tests/conftest.py with the reason.")
+        if session.exitstatus == 0:
+            session.exitstatus = 1
+    elif reporter.stats.get("passed"):
+        reporter.ensure_newline()
+        reporter.write_line(f"skipped: 0 (allowed: {len(ALLOWED_SKIPS)})")
 
 
 @pytest.fixture(scope="session")

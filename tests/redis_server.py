@@ -25,18 +25,13 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from apphelpers import free_port
 
 REDIS_SERVER = shutil.which("redis-server")
 
 requires_redis_server = pytest.mark.skipif(
     REDIS_SERVER is None,
     reason="redis-server is not on PATH (apt-get install redis-server) - Redis tests skipped")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _ping(port: int) -> bool:

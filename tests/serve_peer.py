@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+from apphelpers import free_port
 
 START_TIMEOUT_S = 180.0
 # Continuous batching sizes its paged KV cache from "free accelerator memory"; on a CPU that is
@@ -45,12 +45,6 @@ def serve_missing_packages() -> list[str]:
 
     return [name for name in ("openai", "fastapi", "uvicorn", "pydantic", "typer")
             if importlib.util.find_spec(name) is None]
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextlib.contextmanager

@@ -28,12 +28,15 @@ from apphelpers import (
     sse_events,
     wait_until,
 )
+from fakes import LoadingEngine
 from libretranslatepy import LibreTranslateAPI
 
 from hunyuan_webui import languages, models
-from hunyuan_webui.engine import DecodingOptions, Engine, EngineState, EngineStatus
-from hunyuan_webui.errors import InputError, NotReadyError
+from hunyuan_webui.engine import DecodingOptions
+from hunyuan_webui.errors import InputError
 from hunyuan_webui.settings import Settings
+
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
 MAX_CHARS = 2000
 MAX_BODY = 64_000
@@ -87,26 +90,9 @@ def login_file_app(engine, tmp_path_factory):
         yield running
 
 
-class LoadingEngine(Engine):
-    """An engine that never finishes loading: what the app serves before the model is warm."""
-
-    def __init__(self, demo_dir: str) -> None:
-        self.spec = models.resolve(demo_dir)
-        self.model_id = self.spec.id
-
-    def submit(self, prompts, options):
-        raise NotReadyError("The model is still loading; please wait a moment.")
-
-    def status(self) -> EngineStatus:
-        return EngineStatus(state=EngineState.LOADING, model=self.model_id)
-
-    def count_tokens(self, text: str) -> int:
-        raise NotReadyError("The model is still loading; please wait a moment.")
-
-
 @pytest.fixture(scope="module")
 def loading_app(demo_dir):
-    with running_app(LoadingEngine(demo_dir)) as running:
+    with running_app(LoadingEngine(spec=models.resolve(demo_dir))) as running:
         yield running
 
 
@@ -139,7 +125,7 @@ def test_health_and_ready(client, app):
     r = client.get("/ready")
     assert r.status_code == 200
     body = r.json()
-    assert body["state"] == "ready" and body["model"] == app.engine.model_id
+    assert body["state"] == "ready" and body["model"] == app.translator.spec.public_id == "demo-model"
     assert body["active"] == 0 and body["queued"] == 0
 
 
@@ -172,7 +158,7 @@ def test_demo_phrases_translate_exactly(client, app, phrases):
         body = r.json()
         assert body["translation"] == p.target
         assert body["source_lang"] == p.source_lang and body["target_lang"] == p.target_lang
-        assert body["model"] == app.engine.model_id
+        assert body["model"] == app.translator.spec.public_id
         assert isinstance(body["cached"], bool)
         usage = body["usage"]
         assert usage["segments"] == 1 and usage["latency_s"] >= 0
@@ -253,7 +239,7 @@ def test_sse_format(client, app):
     assert {"translation", "source_lang", "target_lang", "model", "cached", "usage"} <= set(final)
     assert final["translation"] == "Thank you for your help."
     assert (final["source_lang"], final["target_lang"], final["cached"]) == ("zh", "en", False)
-    assert final["model"] == app.engine.model_id
+    assert final["model"] == app.translator.spec.public_id
     assert final["usage"]["completion_tokens"] > 0 and final["usage"]["first_token_s"] > 0
 
     # The same request again comes from the cache: one delta, then the same final event.
@@ -532,7 +518,8 @@ def test_metrics(client, app):
                        ("hymt_time_to_first_token_seconds", "histogram"),
                        ("hymt_tokens_generated", "counter"), ("hymt_queue_length", "gauge"),
                        ("hymt_active_batch", "gauge"), ("hymt_cache_hits", "counter"),
-                       ("hymt_cache_misses", "counter"), ("hymt_engine_ready", "gauge")]:
+                       ("hymt_cache_misses", "counter"), ("hymt_engine_ready", "gauge"),
+                       ("hymt_model_calls", "counter")]:
         assert families.get(name) == kind, (name, families.get(name))
     after = metric_samples(r.text)
 
@@ -548,6 +535,7 @@ def test_metrics(client, app):
     assert grew("hymt_http_errors_total", route=route, status="422") == 1
     assert grew("hymt_http_request_seconds_count", route=route) == 5
     assert grew("hymt_cache_hits_total") == 1 and grew("hymt_cache_misses_total") == 2
+    assert grew("hymt_model_calls_total") == 2  # the two misses; the hit needed no model
     assert grew("hymt_translation_seconds_count") == 3
     assert grew("hymt_time_to_first_token_seconds_count") >= 2
     assert grew("hymt_tokens_generated_total") > 0
@@ -697,9 +685,13 @@ def test_secrets_are_never_logged(keys_app, caplog):
     finally:
         for logger in uvicorn_loggers:
             logger.removeHandler(caplog.handler)
-    # The server's records only: httpx logs this test's own (client-side) request URLs.
-    server_records = [rec for rec in caplog.records if not rec.name.startswith(("httpx", "httpcore"))]
-    text = "\n".join(rec.getMessage() + str(rec.exc_text or "") for rec in server_records)
+    def server_text() -> str:  # the server's records only: httpx logs the client's own URLs
+        records = [rec for rec in caplog.records if not rec.name.startswith(("httpx", "httpcore"))]
+        return "\n".join(rec.getMessage() + str(rec.exc_text or "") for rec in records)
+
+    # A request's line is written once its response has gone out, maybe after the client read it.
+    assert wait_until(lambda: all(i in server_text() for i in ids), 5)
+    text = server_text()
     assert SECRET_KEY not in text and wrong not in text
     assert SECRET_KEY not in caplog.text.replace(f"api_key={SECRET_KEY}", "")  # bar the URL above
     for request_id in ids:

@@ -16,21 +16,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apphelpers import free_port
+from fakes import LoadingEngine
 from gradio_client import Client
 
 from hunyuan_webui.app import Server, create_app
-from hunyuan_webui.engine import Engine, EngineState, EngineStatus
-from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -79,21 +75,6 @@ def test_the_queue_cannot_be_bypassed(app_url):
 
     response = httpx.post(f"{app_url}/gradio_api/run/translate", json={"data": ["hi", "en", "zh"]})
     assert response.status_code >= 400
-
-
-class LoadingEngine(Engine):
-    """An engine still loading: the real interface, refusing work as LocalEngine does then."""
-
-    model_id = "tencent/Hunyuan-MT-7B"
-
-    def submit(self, prompts, options):
-        raise NotReadyError("The model is still loading; please wait a moment.")
-
-    def status(self) -> EngineStatus:
-        return EngineStatus(EngineState.LOADING, self.model_id)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text)
 
 
 def test_model_not_ready_is_a_readable_error(engine, demo_settings):

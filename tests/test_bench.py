@@ -1,6 +1,6 @@
 """The benchmark CLI: it starts, a tiny run completes and writes JSON, and the report helpers.
 
-The real measurement (``python -m hunyuan_webui.bench``, docs/PERFORMANCE.md) takes minutes; here a
+The real measurement (``python -m benchmarks.bench``, docs/PERFORMANCE.md) takes minutes; here a
 ~1M-parameter checkpoint, one client and a few tokens exercise the whole path through this app's
 own columns (the in-process engine and the JSON API in a real server process).
 """
@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from hunyuan_webui import bench_report
+from benchmarks import report as bench_report
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_bench(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "hunyuan_webui.bench", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "benchmarks.bench", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

@@ -2,27 +2,26 @@
 
 A visitor picks a pair, translates a demo phrase and watches the output fill in; the UI follows the
 browser's language (Chinese here); markup typed by a visitor stays text; right-to-left targets are
-rendered right-to-left. Screenshots land in ``assets/`` for the README.
+rendered right-to-left; a document goes up and its translation comes down under the page's
+Content-Security-Policy, which blocks nothing the page needs. Screenshots land in ``assets/`` for
+the README.
 """
 
 from __future__ import annotations
 
-import shutil
-import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apphelpers import CHROMIUM, CHROMIUM_ARGS, free_port
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-        "--disable-component-update", "--no-first-run", "--disable-quic"]
+ARGS = CHROMIUM_ARGS
 # Records every value the page writes into the output box: a sampled recording (one value per
 # animation frame) missed the partial texts of a fast answer in headless Chromium.
 RECORD_OUTPUT = """() => {
@@ -38,15 +37,13 @@ RECORD_OUTPUT = """() => {
   });
 }"""
 
-pytestmark = [pytest.mark.browser,
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
 
 
 @pytest.fixture(scope="module")
 def url(engine, demo_settings) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = replace(demo_settings, port=port)
     server = Server(create_app(settings, Translator(engine, engine.spec, settings)), settings).start()
     yield server.url
@@ -144,9 +141,7 @@ def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(bro
     students translating the class example ran the model 30 times."""
     import httpx
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = replace(demo_settings, port=port, cache_size=100)
     translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=100))
     server = Server(create_app(settings, translator), settings).start()
@@ -176,3 +171,33 @@ def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(bro
         assert hits() == before + 1
     finally:
         server.stop()
+
+
+CSP_VIOLATIONS = """
+window.__csp = [];
+document.addEventListener('securitypolicyviolation',
+  (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+"""
+
+
+def test_a_document_round_trip_under_the_content_security_policy(browser, url, tmp_path):
+    source = tmp_path / "notes.md"
+    source.write_text("# 你好\n\n谢谢你的帮助。\n", encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
+    context.add_init_script(CSP_VIOLATIONS)
+    page = context.new_page()
+    response = page.goto(url)
+    assert "frame-ancestors 'self'" in response.headers["content-security-policy"]
+    page.wait_for_selector("#translate-btn")
+    page.get_by_role("tab", name="Document").click()
+    page.locator("#doc-upload input[type=file]").set_input_files(str(source))
+    page.locator("#doc-upload").get_by_text("notes.md").wait_for()
+    page.locator("#doc-translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#doc-status').innerText"
+                           ".includes('Done')", timeout=30_000)
+    link = page.locator("#doc-download a").first.get_attribute("href")
+    assert page.request.get(link).text() == "# Hello\n\nThank you for your help.\n"
+    # Another browser (no session cookie of this one) cannot fetch it.
+    assert browser.new_context().request.get(link).status == 404
+    assert page.evaluate("window.__csp") == []
+    context.close()

@@ -1,5 +1,5 @@
 """The phrase cache: keys, the memory LRU, the disk layer across restarts and processes, Redis
-shared by processes and Redis dying mid-run, and SingleFlight."""
+shared by processes and Redis dying mid-run."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from redis_server import RedisServer, redis_server, requires_redis_server
 
-from hunyuan_webui.cache import CacheStats, PhraseCache, SingleFlight, cache_key
+from hunyuan_webui.cache import CacheStats, PhraseCache, cache_key
 from hunyuan_webui.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -382,88 +382,3 @@ def test_redis_password_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
     with PhraseCache(size=0, redis_url=url, redis_timeout=0.5) as cache:
         assert cache.get("k") is None
     assert caplog.records and all("s3cret" not in r.getMessage() for r in caplog.records)
-
-
-# --------------------------------------------------------------------------------------------
-# SingleFlight
-
-
-def _wait_for_waiters(flight: SingleFlight, key: str, count: int) -> None:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        with flight._lock:
-            call = flight._calls.get(key)
-            if call is not None and call.waiters == count:
-                return
-        time.sleep(0.005)
-    raise AssertionError(f"{count} waiters never arrived")
-
-
-def _ask_together(flight: SingleFlight, key: str, fn, release: threading.Event, n: int = 8):
-    results: list[object] = [None] * n
-
-    def ask(i: int) -> None:
-        try:
-            results[i] = flight.run(key, fn)
-        except BaseException as exc:
-            results[i] = exc
-
-    threads = [threading.Thread(target=ask, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    _wait_for_waiters(flight, key, n - 1)
-    release.set()
-    for thread in threads:
-        thread.join(timeout=10)
-    return results
-
-
-def test_single_flight_runs_once_for_eight_threads() -> None:
-    flight = SingleFlight()
-    release = threading.Event()
-    calls = []
-
-    def translate() -> str:
-        calls.append(1)
-        release.wait(10)
-        return "translated"
-
-    results = _ask_together(flight, "key", translate, release)
-    assert results == ["translated"] * 8
-    assert len(calls) == 1
-    assert flight._calls == {}
-    assert flight.run("key", lambda: "again") == "again"  # not a cache: runs again later
-
-
-def test_single_flight_shares_the_exception_then_retries() -> None:
-    flight = SingleFlight()
-    release = threading.Event()
-    calls = []
-
-    def failing() -> str:
-        calls.append(1)
-        release.wait(10)
-        raise RuntimeError("engine exploded")
-
-    results = _ask_together(flight, "key", failing, release)
-    assert len(calls) == 1
-    assert all(isinstance(r, RuntimeError) and str(r) == "engine exploded" for r in results)
-    assert flight.run("key", lambda: "recovered") == "recovered"
-
-
-def test_single_flight_keys_are_independent() -> None:
-    flight = SingleFlight()
-    release = threading.Event()
-    started = threading.Event()
-
-    def slow() -> str:
-        started.set()
-        release.wait(10)
-        return "slow"
-
-    thread = threading.Thread(target=flight.run, args=("a", slow))
-    thread.start()
-    assert started.wait(10)
-    assert flight.run("b", lambda: "fast") == "fast"  # not blocked behind "a"
-    release.set()
-    thread.join(10)

@@ -8,21 +8,21 @@ token cap unless it is cancelled.
 
 from __future__ import annotations
 
-import shutil
-import socket
 import time
 from collections.abc import Iterator
 
 import pytest
-from apphelpers import wait_until
+from apphelpers import CHROMIUM, CHROMIUM_ARGS, free_port, wait_until
 from gradio_client import Client
 
+from benchmarks.peers import build_checkpoint
 from hunyuan_webui import models
 from hunyuan_webui.app import Server, create_app
-from hunyuan_webui.bench_peers import build_checkpoint
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
+
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
 LONG = "天气 " * 300  # ~1,000 tokens of prompt: the default cap allows ~3,000 new tokens
 
@@ -30,9 +30,7 @@ LONG = "天气 " * 300  # ~1,000 tokens of prompt: the default cap allows ~3,000
 @pytest.fixture(scope="module")
 def endless(tmp_path_factory) -> Iterator[tuple[LocalEngine, str]]:
     model_dir = build_checkpoint(tmp_path_factory.mktemp("endless"), "tiny")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = Settings(model=str(model_dir), port=port, cache_size=0, max_new_tokens=4000)
     engine = LocalEngine(models.resolve(settings.model), max_new_tokens=4000)
     assert engine.wait_ready(120).state == "ready"
@@ -59,7 +57,6 @@ def test_cancelling_a_client_job_frees_the_slot(endless):
         client.close()
 
 
-CHROMIUM = shutil.which("chromium")
 
 
 @pytest.mark.browser
@@ -69,8 +66,7 @@ def test_stop_button_and_closed_tab_stop_generation(endless):
 
     engine, url = endless
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page()
         page.goto(url)
         page.wait_for_selector("#translate-btn")

@@ -21,6 +21,8 @@ from hunyuan_webui import demo_model, languages, models
 from hunyuan_webui.demo_model import DEMO_DIR, PHRASES_PATH, Phrase, load_phrases
 from hunyuan_webui.prompts import PromptFamily, translation_prompt
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 PHRASES = load_phrases()
 MAX_NEW_TOKENS = 48
 
@@ -253,9 +255,12 @@ def test_batched_left_padded_generation(model, tokenizer):
 
 
 def test_unknown_input_still_stops(model, tokenizer):
+    """Text it never saw gets some answer that ends with its own stop token, well before the cap
+    (checking only the cap could not fail: generate() enforces it)."""
     phrase = Phrase("en", "de", "A sentence the demo model never saw.", "?")
     text, new = _translate(model, tokenizer, phrase, do_sample=False, repetition_penalty=1.05)
-    assert len(new) <= MAX_NEW_TOKENS and isinstance(text, str)
+    assert new[-1] == tokenizer.eos_token_id and len(new) < MAX_NEW_TOKENS // 2
+    assert text
 
 
 def test_int8_reproduces_every_phrase(int8_model, tokenizer):

@@ -14,11 +14,14 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from redis_server import redis_server, requires_redis_server
 
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.engine import GREEDY, DecodingOptions
 from hunyuan_webui.service import TranslationRequest
+
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
 REPO = Path(__file__).resolve().parent.parent
 

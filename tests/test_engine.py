@@ -24,6 +24,8 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.service import TranslationRequest
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 THAI = "สวัสดี"
 
 

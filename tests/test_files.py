@@ -354,6 +354,24 @@ def test_srt_malformed() -> None:
         translate_file("a.srt", b"\x89PNG\r\n\x1a\n", identity)
 
 
+@pytest.mark.parametrize("timing, line, why", [
+    ("00:00:03,000 --> 00:00:0x,500", 6, "not a valid timing"),
+    ("00:00:0x,500 --> 00:00:04,000", 6, "not a valid timing"),
+    ("00:00:03,000 --> 00:00:02,000", 6, "ends before it starts"),
+    ("00:00:03,000 --> 00:61:00,000", 6, "not a valid timing"),
+])
+def test_srt_invalid_timings_are_refused_with_the_line(timing, line, why) -> None:
+    """``00:00:0x,500`` used to pass as ``00:00:0`` plus position text: the cue ended before it
+    started, and players dropped it and the cues after it."""
+    text = (f"1\n00:00:01,000 --> 00:00:02,000\nHello.\n\n2\n{timing}\nSwallowed.\n\n"
+            "3\n00:00:05,000 --> 00:00:06,000\nAlso.\n")
+    with pytest.raises(InputError, match=f"malformed at line {line}: .*{why}"):
+        translate_file("a.srt", text.encode(), identity)
+    # The same file with a valid timing (a dot for the comma, position fields after it) passes.
+    good = text.replace(timing, "00:00:03.000 --> 00:00:04,000 X1:10 X2:20")
+    assert translate_file("a.srt", good.encode(), identity).data == good.encode()
+
+
 # --- .csv --------------------------------------------------------------------------------------
 
 CSV = (

@@ -28,10 +28,15 @@ from schemathesis.checks import not_a_server_error
 from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
 
-IN_SCOPE = r"^/(v1/.+|translate|detect|languages)$"
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
+IN_SCOPE = r"^/(v1/.+|v2/.+|translate|detect|languages)$"
 OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/languages"),
               ("POST", "/translate"), ("POST", "/detect"), ("GET", "/languages"),
               ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
+              ("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
+              ("GET", "/v1/models/{model}"), ("POST", "/v2/translate"), ("GET", "/v2/languages"),
+              ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage"),
               ("GET", "/v1/model")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
@@ -75,11 +80,12 @@ def realistic(case: Any, source: str | None, target: str | None, tidy: bool, key
         case.headers = {**(case.headers or {}), "Authorization": f"Bearer {KEY}"}
     if not isinstance(case.body, dict):
         return case
-    if keyed and not case.path.startswith("/v1/"):
+    libretranslate = not case.path.startswith(("/v1/", "/v2/"))
+    if keyed and libretranslate:
         case.body["api_key"] = KEY  # LibreTranslate's clients send it in the body
     if not case.path.endswith("/translate"):
         return case
-    names = ("source_lang", "target_lang") if case.path.startswith("/v1/") else ("source", "target")
+    names = ("source", "target") if libretranslate else ("source_lang", "target_lang")
     for name, code in zip(names, (source, target)):
         if code is not None:
             case.body[name] = code

@@ -18,7 +18,7 @@ from hunyuan_webui import models
 from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.prompts import PromptFamily
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.ui import build_ui
+from hunyuan_webui.web.ui import build_ui
 
 MOE = models.HY_V3_DECODING
 
@@ -175,8 +175,8 @@ def test_a_mode_without_its_input_is_told_before_any_model_work(engine, demo_set
     assert rec.calls == []
 
 
-def test_the_json_api_takes_the_modes_in_options(engine):
-    rec = make(engine, None)[1]
+def test_the_json_api_takes_the_modes_in_options(engine, demo_settings):
+    rec = make(engine, demo_settings)[1]
     with running_app(rec) as app, app.client() as c:
         r = c.post("/v1/translate", json={
             "text": "谢谢。", "source_lang": "zh", "target_lang": "en",
@@ -205,7 +205,7 @@ async def _last(agen):
 def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     import asyncio
 
-    from hunyuan_webui.ui import TranslatorUI
+    from hunyuan_webui.web.ui import TranslatorUI
 
     translator, rec = make(engine, demo_settings, "tencent/Hunyuan-MT-7B")
     ui = TranslatorUI(translator)
@@ -226,6 +226,6 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
 
 def test_every_mode_has_a_label_on_the_page():
     from hunyuan_webui.modes import MODES
-    from hunyuan_webui.ui import MODE_LABELS
+    from hunyuan_webui.web.ui import MODE_LABELS
 
     assert set(MODE_LABELS) == set(MODES)

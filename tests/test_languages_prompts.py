@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from hunyuan_webui import languages, prompts
+from hunyuan_webui import languages, models, modes, prompts
 from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, UnknownLanguageError
 from hunyuan_webui.prompts import PromptFamily
@@ -120,3 +120,49 @@ def test_the_template_strings_are_views_of_the_data_files():
         terms=prompts.TERM_LINE.format(source_term="AI", target_term="人工智能"),
         target_language="中文", source_text="AI is here.") == prompts.terminology_prompt(
         "AI is here.", "zh", [("AI", "人工智能")])
+
+
+# -- recognising a prompt another tool filled in (the OpenAI-compatible route) -----------------
+@pytest.mark.parametrize("family", list(PromptFamily))
+def test_every_official_prompt_is_recognised(family):
+    text = "Hello, world.\n\n第二行"
+    for src, tgt in itertools.permutations(languages.CODES, 2):
+        found = prompts.recognize(prompts.translation_prompt(text, src, tgt, family))
+        assert found == prompts.RecognizedPrompt(tgt, text), (src, tgt)
+
+
+def test_terminology_context_and_glossary_prompts_are_recognised():
+    found = prompts.recognize(prompts.terminology_prompt("AI is here.", "zh",
+                                                         [("AI", "人工智能"), ("here", "这里")]))
+    assert found == prompts.RecognizedPrompt("zh", "AI is here.", (("AI", "人工智能"),
+                                                                   ("here", "这里")))
+    found = prompts.recognize(prompts.context_prompt("He left.", "zh", "Tom was tired."))
+    assert found == prompts.RecognizedPrompt("zh", "He left.", context="Tom was tired.")
+    # Hunyuan-MT-7B's best-effort glossary: the term lines in front of its own prompt.
+    spec = models.REGISTRY["tencent/Hunyuan-MT-7B"]
+    found = prompts.recognize(modes.translation_prompt(spec, "Thank you.", "en", "fr",
+                                                       (("Thank you", "Merci"),)))
+    assert found == prompts.RecognizedPrompt("fr", "Thank you.", (("Thank you", "Merci"),))
+
+
+def test_what_tools_put_in_the_prompt_is_recognised():
+    """Tools fill in their own language names and trim or re-wrap what is pasted into them."""
+    for name, code in [("Simplified Chinese", "zh"), ("Chinese (Traditional)", "zh-Hant"),
+                       ("english", "en"), ("zh-CN", "zh"), ("日语", "ja")]:
+        message = (f"  Translate the following segment into {name}, without additional "
+                   "explanation.\n\nBonjour.\n")
+        assert prompts.recognize(message) == prompts.RecognizedPrompt(code, "Bonjour.")
+    rewrapped = "把下面的文本翻译成英语，不要额外解释。\n你好"
+    assert prompts.recognize(rewrapped) == prompts.RecognizedPrompt("en", "你好")
+
+
+@pytest.mark.parametrize("message", [
+    "Tell me a joke.",
+    "Translate the following segment into Klingon, without additional explanation.\n\nHi",
+    "Translate the following segment into English.\n\nBonjour",  # not the model card's words
+    prompts.formatted_prompt("<s1>Hi</s1>", "zh"),
+    prompts.chimera_prompt("你好", "zh", "en", ["Hello"]),
+    "参考下面的翻译：\nnot a term line\n\n把下面的文本翻译成英语，不要额外解释。\n\n你好",
+])
+def test_anything_else_is_not_a_translation_prompt(message):
+    assert prompts.recognize(message) is None

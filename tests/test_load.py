@@ -29,6 +29,8 @@ from apphelpers import (
     wait_until,
 )
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 CLIENTS = 12
 ROUNDS = 5
 LONG_TOKENS = 600  # what the abandoned generations ask for (they would run for many seconds)

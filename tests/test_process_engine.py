@@ -11,12 +11,14 @@ from collections.abc import Iterator
 import pytest
 from apphelpers import wait_until
 
+from benchmarks.peers import build_checkpoint
 from hunyuan_webui import models
-from hunyuan_webui.bench_peers import build_checkpoint
 from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState, get_engine
 from hunyuan_webui.engine.process import ProcessEngine
 from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, NotReadyError
 from hunyuan_webui.settings import Settings
+
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
 
 @pytest.fixture(scope="module")

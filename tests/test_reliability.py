@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
 import random
 import signal
 import threading
@@ -21,13 +20,12 @@ from typing import Any
 
 import pytest
 from apphelpers import LONG_PAIR, LONG_TEXT, make_engine, running_app, sse_events, wait_until
+from fakes import InstantEngine, PipeEngine
 
 from hunyuan_webui import models, prompts
 from hunyuan_webui.cache import PhraseCache
-from hunyuan_webui.engine import GREEDY, DecodingOptions, Engine, EngineState, EngineStatus, Stream
-from hunyuan_webui.engine.base import options_per_prompt
+from hunyuan_webui.engine import GREEDY, DecodingOptions, Engine, EngineState, Stream
 from hunyuan_webui.engine.process import ProcessEngine
-from hunyuan_webui.errors import EngineError
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
 
@@ -54,67 +52,6 @@ def _in_thread(fn: Any, *args: Any) -> dict[str, Any]:
     thread.join(DEADLINE_S)
     box["hung"] = thread.is_alive()
     return box
-
-
-class _FakeEngine(Engine):
-    """Answers each prompt with its last line upper-cased (a stand-in translation)."""
-
-    model_id = "tencent/Hunyuan-MT-7B"
-
-    def status(self) -> EngineStatus:
-        return EngineStatus(EngineState.READY, self.model_id)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text)
-
-    @staticmethod
-    def answer(stream: Stream) -> None:
-        stream.push(stream.prompt.splitlines()[-1].upper())
-        stream.finish("stop")
-
-
-class InstantEngine(_FakeEngine):
-    """Every answer has ended before ``submit`` returns, as a one-token answer from a fast engine
-    (or a pipe message processed first) can."""
-
-    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
-        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
-        for stream in streams:
-            self.answer(stream)
-        return streams
-
-
-class PipeEngine(_FakeEngine):
-    """Like the child-process engine: ``submit`` waits for a reply that one receiver thread
-    delivers, and that same thread also ends earlier streams (running their observers), in the
-    order its messages arrive."""
-
-    def __init__(self) -> None:
-        self.inbox: queue.Queue[Any] = queue.Queue()
-        self.open: list[Stream] = []
-        threading.Thread(target=self._receive, daemon=True).start()
-
-    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
-        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
-        replied = threading.Event()
-        self.inbox.put(self._end_open)  # earlier answers arrive before this reply
-        self.inbox.put(lambda: self.open.extend(streams))
-        self.inbox.put(replied.set)
-        if not replied.wait(5):
-            raise EngineError("The engine process did not answer within 5s.")
-        return streams
-
-    def _end_open(self) -> None:
-        ending, self.open = self.open, []
-        for stream in ending:
-            self.answer(stream)
-
-    def _receive(self) -> None:
-        while True:
-            try:
-                self.inbox.get(timeout=0.3)()
-            except queue.Empty:
-                self._end_open()
 
 
 def test_an_answer_that_ended_before_its_callback_was_added_does_not_deadlock():

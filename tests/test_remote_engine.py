@@ -29,6 +29,8 @@ from hunyuan_webui.errors import BusyError, EngineError, InputError, NotReadyErr
 from hunyuan_webui.models import resolve
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 FAKE_MODEL = "tencent/Hunyuan-MT-7B"
 PROMPT = "Translate the following segment into Chinese, without additional explanation.\n\nHello"
 # A token id the demo model never writes: made the only stop id, the model talks until cut off.

@@ -167,19 +167,6 @@ class Usage:
         span = self.finished_at - self.first_token_at
         return (self.completion_tokens - 1) / span if span > 0 else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "first_token_s": _round(self.first_token_s),
-            "latency_s": _round(self.latency_s),
-            "tokens_per_s": _round(self.tokens_per_s),
-        }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 4)
-
 
 class Stream:
     """The text of one sequence as it is generated; any number of readers, threads or event loops.

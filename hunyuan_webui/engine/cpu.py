@@ -14,7 +14,7 @@ benchmark model's weights (one thread, weights read from cache, not registers):
 tensor, a view with swapped strides) and, where oneDNN is available and memory allows a second
 copy, turns the module into a :class:`TunedLinear` that picks the routine per call by row count.
 Results differ from the default only in float rounding order. Weights an embedding shares (a
-tied ``lm_head``) are left alone: an embedding reads whole rows. ``python -m hunyuan_webui.bench``
+tied ``lm_head``) are left alone: an embedding reads whole rows. ``python -m benchmarks.bench``
 measures the effect on whole requests.
 """
 

@@ -22,8 +22,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 import torch
 
@@ -35,6 +33,7 @@ from hunyuan_webui.engine.base import (
     Stream,
     options_per_prompt,
 )
+from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter, keeping_tags
@@ -46,34 +45,11 @@ from hunyuan_webui.errors import (
     TranslatorError,
 )
 from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.settings import PROMPT_OVERHEAD_TOKENS
 
 log = logging.getLogger(__name__)
 
 WARMUP_PROMPT = "Translate the following segment into Chinese, without additional explanation.\n\nHello"
-# Prompt template, glossary and context add tokens around the user's text.
-PROMPT_OVERHEAD_TOKENS = 1024
-
-
-@dataclass
-class _Sequence:
-    stream: Stream
-    prompt_ids: list[int]
-    max_new_tokens: int
-    text: IncrementalText | ReasoningFilter
-    generator: torch.Generator | None
-    generated: list[int] = field(default_factory=list)
-
-
-@dataclass
-class _Prefill:
-    """A group of sequences whose prompts are being read, one chunk of columns per pass."""
-
-    seqs: list[_Sequence]
-    input_ids: torch.Tensor  # [rows, width], left-padded
-    mask: torch.Tensor
-    positions: torch.Tensor
-    cache: Any
-    done: int = 0  # columns read so far
 
 
 class LocalEngine(Engine):
@@ -98,17 +74,13 @@ class LocalEngine(Engine):
         self._loaded: LoadedModel | None = None
         self._decode: Callable[[Sequence[int]], str] = lambda ids: ""  # set once loaded
         self._cond = threading.Condition()
-        self._pending: collections.deque[_Sequence] = collections.deque()
-        self._rows: list[_Sequence] = []
-        self._prefilling: _Prefill | None = None  # owned by the scheduler thread
-        self._cache: object | None = None
-        self._mask: torch.Tensor | None = None
-        self._next: torch.Tensor | None = None
-        self._seen: torch.Tensor | None = None  # [rows, vocab]: ids each row has seen
+        self._pending: collections.deque[Row] = collections.deque()
+        self._batch = Batch()  # its membership changes under _cond; its tensors are the scheduler's
+        self._prefilling: Prefill | None = None  # a long prompt being read, a chunk per pass
         self._closing = False
         self.tokens_generated = 0
         self.steps = 0
-        self._pass_at = time.monotonic()  # when the scheduler last finished a pass
+        self._pass_started: float | None = None  # when the pass under way began (None: idle)
         # Called on the scheduler thread after a prefill and after each pass; the child side of
         # :mod:`hunyuan_webui.engine.process` forwards the new text from it.
         self.after_step: Callable[[], None] | None = None
@@ -135,10 +107,11 @@ class LocalEngine(Engine):
         loaded = self._loaded
         with self._cond:
             prefilling = self._prefilling
-            active = len(self._rows) + (len(prefilling.seqs) if prefilling else 0)
+            active = len(self._batch) + (len(prefilling.rows) if prefilling else 0)
             queued = len(self._pending)
-        # How long the scheduler has been inside one pass while it had work: a watchdog's input.
-        stalled = time.monotonic() - self._pass_at if active or queued else 0.0
+        # How long the scheduler has been inside the pass under way: a watchdog's input.
+        started = self._pass_started
+        stalled = time.monotonic() - started if started is not None else 0.0
         return EngineStatus(
             state=self._state, model=self.model_id, reason=self._reason,
             device=str(loaded.device) if loaded else self._requested[1],
@@ -188,18 +161,17 @@ class LocalEngine(Engine):
             if len(ids) > self.max_prompt_tokens:
                 raise InputTooLongError(
                     f"The prompt is {len(ids)} tokens long; at most {self.max_prompt_tokens} fit.")
-        sequences = [self._new_sequence(p, ids, o, loaded)
-                     for p, ids, o in zip(prompts, rendered, per_prompt)]
+        rows = [self._new_row(p, ids, o, loaded) for p, ids, o in zip(prompts, rendered, per_prompt)]
         with self._cond:
-            if len(self._pending) + len(sequences) > self.max_queued:
-                raise BusyError(f"The translator is busy ({len(self._rows)} running, "
+            if len(self._pending) + len(rows) > self.max_queued:
+                raise BusyError(f"The translator is busy ({len(self._batch)} running, "
                                 f"{len(self._pending)} waiting); please try again in a moment.")
-            self._pending.extend(sequences)
+            self._pending.extend(rows)
             self._cond.notify_all()
-        return [s.stream for s in sequences]
+        return [r.stream for r in rows]
 
-    def _new_sequence(self, prompt: str, ids: list[int], options: DecodingOptions,
-                      loaded: LoadedModel) -> _Sequence:
+    def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions,
+                 loaded: LoadedModel) -> Row:
         stream = Stream(prompt, options)
         stream.usage.prompt_tokens = len(ids)
         cap = options.max_new_tokens or 32 + 3 * len(ids)
@@ -209,9 +181,8 @@ class LocalEngine(Engine):
         text: IncrementalText | ReasoningFilter = IncrementalText(self._decode)
         if self.spec.reasoning_tags:
             text = ReasoningFilter(text, self.spec.reasoning_tags)
-        return _Sequence(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
-                         text=text,
-                         generator=generator)
+        return Row(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
+                   text=text, generator=generator)
 
     # -- the scheduler thread ---------------------------------------------------------------------
     def _main(self) -> None:
@@ -267,12 +238,13 @@ class LocalEngine(Engine):
         runs their observers: the service's bookkeeping, cache writes) only after it is released.
         """
         with self._cond:
-            while (block and not self._closing and not self._pending and not self._rows
+            while (block and not self._closing and not self._pending and not self._batch
                    and self._prefilling is None):
                 self._cond.wait()
             if self._closing:
                 return False
             short, long, dropped = self._admit()
+            self._pass_started = time.monotonic()
         for seq in dropped:
             seq.stream.finish("cancelled")
         try:
@@ -288,7 +260,7 @@ class LocalEngine(Engine):
             self._drop_finished()
             if merged:
                 self._stepped()  # first tokens go out now, not after the next step too
-            if self._rows:
+            if self._batch:
                 self._decode_step()
                 self._drop_finished()
         except Exception as exc:  # out of memory or a bug: fail these requests, keep serving
@@ -297,98 +269,53 @@ class LocalEngine(Engine):
                 if not seq.stream.done:
                     seq.stream.finish("error", _as_user_error(exc))
             self._finish_all("error", _as_user_error(exc))
-        self._pass_at = time.monotonic()
         self._stepped()
+        self._pass_started = None
         return True
 
-    def _admit(self) -> tuple[list[_Sequence], _Sequence | None, list[_Sequence]]:
-        """Take from the queue, in order and within the free rows: prompts that fit one chunk's
-        token budget together, one longer prompt if none is being read, and the cancelled ones
-        met on the way. A long prompt that must wait lets shorter ones behind it go first.
-        Called with ``_cond`` held."""
-        budget = self.prefill_chunk_tokens
-        room = self.max_batch_size - len(self._rows) - (
-            len(self._prefilling.seqs) if self._prefilling else 0)
-        short: list[_Sequence] = []
-        long: _Sequence | None = None
-        dropped: list[_Sequence] = []
-        width = 0
-        for seq in list(self._pending):
-            if len(short) + (long is not None) >= room:
-                break
-            if seq.stream.cancelled:
-                dropped.append(seq)
-            elif len(seq.prompt_ids) > budget:
-                if long is not None or self._prefilling is not None:
-                    continue
-                long = seq
-            elif max(width, len(seq.prompt_ids)) * (len(short) + 1) <= budget:
-                width = max(width, len(seq.prompt_ids))
-                short.append(seq)
-            else:
-                break
-            self._pending.remove(seq)
-        return short, long, dropped
+    def _admit(self) -> tuple[list[Row], Row | None, list[Row]]:
+        """Called with ``_cond`` held: see :func:`~hunyuan_webui.engine.batch.admit`."""
+        reading = len(self._prefilling.rows) if self._prefilling else 0
+        return admit(self._pending, self.max_batch_size - len(self._batch) - reading,
+                     self.prefill_chunk_tokens, long_allowed=self._prefilling is None)
 
     def _stepped(self) -> None:
         if self.after_step is not None:
             self.after_step()
 
-    def _start_prefill(self, seqs: list[_Sequence]) -> _Prefill:
+    def _start_prefill(self, rows: list[Row]) -> Prefill:
         from hunyuan_webui.engine.kvcache import growing_cache
 
         loaded = self._require_loaded()
-        device = loaded.device
-        width = max(len(s.prompt_ids) for s in seqs)
         pad = loaded.tokenizer.pad_token_id
         pad = pad if pad is not None else next(iter(loaded.eos_token_ids))
-        input_ids = torch.full((len(seqs), width), pad, dtype=torch.long, device=device)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long, device=device)
-        for row, seq in enumerate(seqs):
-            n = len(seq.prompt_ids)
-            input_ids[row, width - n:] = torch.tensor(seq.prompt_ids, device=device)
-            mask[row, width - n:] = 1
-        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-        return _Prefill(seqs, input_ids, mask, positions, growing_cache(loaded.model.config))
+        return Prefill.start(rows, pad, loaded.device, growing_cache(loaded.model.config))
 
-    def _prefill_chunk(self, group: _Prefill) -> bool:
+    def _prefill_chunk(self, group: Prefill) -> bool:
         """Read the next chunk of ``group``'s prompts; after the last one, choose each row's first
         token and merge the group into the running batch (True)."""
-        model = self._require_loaded().model
-        width = group.input_ids.shape[1]
-        end = min(width, group.done + max(1, self.prefill_chunk_tokens // len(group.seqs)))
-        out = model(input_ids=group.input_ids[:, group.done:end],
-                    attention_mask=group.mask[:, :end], position_ids=group.positions[:, group.done:end],
-                    past_key_values=group.cache, use_cache=True, logits_to_keep=1)
-        group.done = end
-        if end < width:
+        logits = group.read(self._require_loaded().model, self.prefill_chunk_tokens)
+        if logits is None:
             return False
-        logits = out.logits[:, -1, :].float()
         seen = seen_mask(group.input_ids, group.mask, logits.shape[-1])
-        tokens = self._choose(group.seqs, logits, seen)
+        tokens = self._choose(group.rows, logits, seen)
         with self._cond:
             if self._prefilling is group:
                 self._prefilling = None
-            self._merge(group.seqs, group.cache, group.mask,
-                        torch.tensor(tokens, dtype=torch.long, device=group.mask.device), seen)
+            self._batch.merge(group, torch.tensor(tokens, dtype=torch.long,
+                                                  device=group.mask.device), seen)
         return True
 
     def _decode_step(self) -> None:
-        loaded = self._require_loaded()
-        assert self._mask is not None and self._next is not None
-        positions = self._mask.sum(-1, keepdim=True)
-        ones = torch.ones((self._mask.shape[0], 1), dtype=self._mask.dtype, device=self._mask.device)
-        mask = torch.cat([self._mask, ones], dim=-1)
-        out = loaded.model(input_ids=self._next.unsqueeze(-1), attention_mask=mask,
-                           position_ids=positions, past_key_values=self._cache, use_cache=True)
-        self._mask = mask
+        batch = self._batch
+        out = self._require_loaded().model(**batch.step_inputs())
         logits = out.logits[:, -1, :].float()
         self.steps += 1
-        assert self._seen is not None
-        tokens = self._choose(self._rows, logits, self._seen)
-        self._next = torch.tensor(tokens, dtype=torch.long, device=self._mask.device)
+        assert batch.seen is not None and batch.mask is not None
+        tokens = self._choose(batch.rows, logits, batch.seen)
+        batch.next = torch.tensor(tokens, dtype=torch.long, device=batch.mask.device)
 
-    def _choose(self, seqs: list[_Sequence], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
+    def _choose(self, seqs: list[Row], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
         """Pick every row's next token at once, mark it seen, and hand each to its stream."""
         tokens = choose(logits, seen, [s.stream.options for s in seqs],
                         [s.generator for s in seqs])
@@ -398,7 +325,7 @@ class LocalEngine(Engine):
             self._accept(seq, token)
         return tokens
 
-    def _accept(self, seq: _Sequence, token: int) -> None:
+    def _accept(self, seq: Row, token: int) -> None:
         """Stream the text of ``token`` for ``seq`` and note whether the sequence has ended."""
         stream = seq.stream
         if stream.done or stream.cancelled:
@@ -416,64 +343,27 @@ class LocalEngine(Engine):
         if len(seq.generated) >= seq.max_new_tokens:
             self._end(seq, "length")
 
-    def _end(self, seq: _Sequence, reason: str) -> None:
+    def _end(self, seq: Row, reason: str) -> None:
         seq.stream.push(seq.text.finish())
         seq.stream.finish(reason)
 
     # -- batch bookkeeping ------------------------------------------------------------------------
-    def _merge(self, seqs: list[_Sequence], cache: object, mask: torch.Tensor,
-               tokens: torch.Tensor, seen: torch.Tensor) -> None:
-        """Add freshly prefilled rows to the running batch, left-padding the shorter side."""
-        if not self._rows:
-            self._rows, self._cache, self._mask, self._next = list(seqs), cache, mask, tokens
-            self._seen = seen
-            return
-        assert self._seen is not None
-        self._seen = torch.cat([self._seen, seen])
-        assert self._mask is not None and self._next is not None
-        width = max(self._mask.shape[1], mask.shape[1])
-        for old, new in zip(self._cache.layers, cache.layers):  # type: ignore[attr-defined]
-            old.keys = torch.cat([_left_pad(old.keys, width), _left_pad(new.keys, width)])
-            old.values = torch.cat([_left_pad(old.values, width), _left_pad(new.values, width)])
-        self._mask = torch.cat([_left_pad(self._mask, width, dim=1), _left_pad(mask, width, dim=1)])
-        self._next = torch.cat([self._next, tokens])
-        self._rows.extend(seqs)
-
     def _drop_finished(self) -> None:
-        """Remove ended and cancelled rows, then trim columns that are padding in every row."""
-        for seq in self._rows:
-            if seq.stream.cancelled and not seq.stream.done:
-                seq.stream.finish("cancelled")
-        keep = [i for i, seq in enumerate(self._rows) if not seq.stream.done]
-        if len(keep) == len(self._rows):
-            return
-        with self._cond:
-            if not keep:
-                self._rows, self._cache, self._mask, self._next = [], None, None, None
-                self._seen = None
-                return
-            assert self._mask is not None and self._next is not None
-            index = torch.tensor(keep, device=self._mask.device)
-            self._mask = self._mask.index_select(0, index)
-            first = int(self._mask.any(0).nonzero()[0])  # leading columns that only hold padding
-            self._mask = self._mask[:, first:]
-            for layer in self._cache.layers:  # type: ignore[attr-defined]
-                layer.keys = layer.keys.index_select(0, index)[:, :, first:]
-                layer.values = layer.values.index_select(0, index)[:, :, first:]
-            self._next = self._next.index_select(0, index)
-            assert self._seen is not None
-            self._seen = self._seen.index_select(0, index)
-            self._rows = [self._rows[i] for i in keep]
+        """Remove ended and cancelled rows (finished outside the lock) from the batch."""
+        for row in self._batch.rows:
+            if row.stream.cancelled and not row.stream.done:
+                row.stream.finish("cancelled")
+        keep = [i for i, row in enumerate(self._batch.rows) if not row.stream.done]
+        if len(keep) < len(self._batch):
+            with self._cond:
+                self._batch.keep(keep)
 
     def _finish_all(self, reason: str, error: BaseException | None) -> None:
         with self._cond:
-            prefilling = self._prefilling.seqs if self._prefilling else []
-            ending = [*self._rows, *prefilling]
+            ending = [*self._batch.clear(), *(self._prefilling.rows if self._prefilling else [])]
             if reason != "error":  # after a failed step the queue is served on
                 ending += self._pending
                 self._pending.clear()
-            self._rows, self._cache, self._mask, self._next = [], None, None, None
-            self._seen = None
             self._prefilling = None
         for seq in ending:  # outside the lock: finishing runs the streams' observers
             if not seq.stream.done:
@@ -491,15 +381,6 @@ class LocalEngine(Engine):
         if self._state is EngineState.STOPPED:
             return "The translator is shutting down."
         return f"The model is still {self._state.value}; please wait a moment."
-
-
-def _left_pad(tensor: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
-    missing = width - tensor.shape[dim]
-    if missing <= 0:
-        return tensor
-    shape = list(tensor.shape)
-    shape[dim] = missing
-    return torch.cat([tensor.new_zeros(shape), tensor], dim=dim)
 
 
 def _as_user_error(exc: BaseException) -> TranslatorError:

@@ -11,6 +11,10 @@ from hunyuan_webui.files.common import Batch, Finish, Text, first_line
 _TAGS_HEAD_RE = re.compile(r"^(?:\s*(?:<[^<>]*>|\{[^{}]*\}))*\s*")
 _TAGS_TAIL_RE = re.compile(r"(?:\s*(?:<[^<>]*>|\{[^{}]*\}))*\s*$")
 _EOL_RE = re.compile(r"\r\n|\r|\n")
+_INDEX_RE = re.compile(r"\s*\d+\s*")
+_TS = r"(\d+):([0-5]\d):([0-5]\d)(?:[,.](\d{1,3}))?"
+# A cue's timing line, strictly: two timestamps, then nothing or position fields after a space.
+_TIMING_RE = re.compile(rf"\s*{_TS} *-[ -] *> *{_TS}(?:[ \t]+\S.*)?\s*")
 
 
 def _is_cjk(ch: str) -> bool:
@@ -109,10 +113,37 @@ class _Cue:
         return self.eol.join(out)
 
 
+def _check_timings(text: str) -> None:
+    """Every line in a timing's place (after a block's index) is a valid timing that does not
+    end before it starts. The ``srt`` library reads ``00:00:0x,500`` as ``00:00:0`` plus
+    position text, which makes the cue end before it starts and players drop what follows."""
+    lines = _EOL_RE.split(text.lstrip("\ufeff"))
+    for number, line in enumerate(lines[1:], 2):
+        index, before = lines[number - 2], lines[number - 3] if number > 2 else ""
+        if not _INDEX_RE.fullmatch(index) or before.strip():
+            continue
+        match = _TIMING_RE.fullmatch(line)
+        if match is None:
+            raise InputError(
+                f"This .srt file is malformed at line {number}: {line.strip()[:60]!r} is not a "
+                "valid timing (expected like 00:00:01,000 --> 00:00:02,500).")
+        start, end = _millis(match.groups()[:4]), _millis(match.groups()[4:])
+        if end < start:
+            raise InputError(f"This .srt file is malformed at line {number}: the subtitle ends "
+                             f"before it starts ({line.strip()[:60]!r}).")
+
+
+def _millis(parts: tuple[str | None, ...]) -> int:
+    hours, minutes, seconds, fraction = parts
+    ms = int((fraction or "0").ljust(3, "0"))
+    return ((int(hours or 0) * 60 + int(minutes or 0)) * 60 + int(seconds or 0)) * 1000 + ms
+
+
 def srt_file(src: Text, batch: Batch) -> Finish:
     import srt
 
     text = src.text
+    _check_timings(text)
     try:
         subs = list(srt.parse(text))
     except srt.SRTParseError as exc:

@@ -22,23 +22,9 @@ _TEXT_PARTS = re.compile(r"^/word/(document|header\d*|footer\d*|footnotes|endnot
 
 
 def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
-    if not data.startswith(b"PK\x03\x04"):
-        kind = binary_kind(data)
-        if kind and "old Office" in kind:
-            raise InputError("This is an old Word .doc file. Save it as .docx and upload it again.")
-        what = kind or "not a Word document"
-        raise InputError(f"This .docx file is {what}; expected a Word (.docx) document.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            inflated = sum(info.file_size for info in zf.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise InputError(f"This .docx file is damaged: {first_line(exc)}") from None
-    if inflated > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
-        raise InputTooLongError("This .docx file unpacks to too much data.")
+    _check_package(data, max_bytes)
 
     import docx
-    from docx.opc.part import XmlPart
-    from docx.oxml.parser import parse_xml
     from lxml import etree
 
     try:
@@ -48,20 +34,7 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
             f"This .docx file cannot be opened as a Word document: {first_line(exc)}"
         ) from None
 
-    roots, generic = [], []
-    for part in document.part.package.iter_parts():
-        if not _TEXT_PARTS.match(str(part.partname)):
-            continue
-        if isinstance(part, XmlPart):
-            roots.append(part.element)
-        else:
-            try:
-                root = parse_xml(part.blob)
-            except Exception:
-                continue
-            roots.append(root)
-            generic.append((part, root))
-
+    roots, generic = _text_roots(document)
     spans: list[tuple[list, int]] = []
     for root in roots:
         for p in root.iter(_W + "p"):
@@ -86,6 +59,45 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
         return buf.getvalue()
 
     return finish
+
+
+def _check_package(data: bytes, max_bytes: int) -> None:
+    """Refuse what is not a .docx (an old .doc, another format) or would inflate too far."""
+    if not data.startswith(b"PK\x03\x04"):
+        kind = binary_kind(data)
+        if kind and "old Office" in kind:
+            raise InputError("This is an old Word .doc file. Save it as .docx and upload it again.")
+        what = kind or "not a Word document"
+        raise InputError(f"This .docx file is {what}; expected a Word (.docx) document.")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            inflated = sum(info.file_size for info in zf.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise InputError(f"This .docx file is damaged: {first_line(exc)}") from None
+    if inflated > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
+        raise InputTooLongError("This .docx file unpacks to too much data.")
+
+
+def _text_roots(document) -> tuple[list, list]:
+    """The XML roots of the parts that hold text (body, headers, footers, notes), and those of
+    them python-docx keeps only as bytes, as ``(part, root)``: they must be written back."""
+    from docx.opc.part import XmlPart
+    from docx.oxml.parser import parse_xml
+
+    roots, generic = [], []
+    for part in document.part.package.iter_parts():
+        if not _TEXT_PARTS.match(str(part.partname)):
+            continue
+        if isinstance(part, XmlPart):
+            roots.append(part.element)
+        else:
+            try:
+                root = parse_xml(part.blob)
+            except Exception:
+                continue
+            roots.append(root)
+            generic.append((part, root))
+    return roots, generic
 
 
 def _runs(p) -> Iterable:

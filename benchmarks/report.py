@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hunyuan_webui.bench_clients import Batch
+from benchmarks.clients import Batch
 
 APP_SYSTEMS = ("app-gradio", "app-api")
 TARGETS = {"throughput_vs_baseline": 3.0, "throughput_vs_serve": 1.5, "ttft_vs_engine": 1.3,
@@ -185,13 +185,14 @@ def report_markdown(result: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def update_doc(path: Path, block: str) -> None:
-    """Replace the text between the bench markers in ``path`` (or append a marked block)."""
+def update_doc(path: Path, block: str, start: str = DOC_START, end: str = DOC_END) -> None:
+    """Replace the text between the ``start`` and ``end`` markers in ``path`` (or append a marked
+    block)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    marked = f"{DOC_START}\n{block}\n{DOC_END}"
-    if DOC_START in text and DOC_END in text:
-        head, rest = text.split(DOC_START, 1)
-        text = head + marked + rest.split(DOC_END, 1)[1]
+    marked = f"{start}\n{block}\n{end}"
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        text = head + marked + rest.split(end, 1)[1]
     else:
         text = text.rstrip() + ("\n\n" if text else "") + marked + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)

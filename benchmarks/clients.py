@@ -94,7 +94,7 @@ class _Timer:
         return self.sample
 
 
-async def _sse(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
+async def sse_lines(response: httpx.Response) -> AsyncIterator[tuple[str | None, str]]:
     """(event, data) pairs of a Server-Sent Events response; an HTTP error raises."""
     if response.status_code != 200:
         body = (await response.aread())[:300].decode(errors="replace")
@@ -118,7 +118,7 @@ def app_api_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
                             "max_new_tokens": tokens}}
         async with http.stream("POST", url + "/v1/translate", json=body) as response:
             text = ""
-            async for event, data in _sse(response):
+            async for event, data in sse_lines(response):
                 payload = json.loads(data)
                 if event == "error" or "error" in payload:
                     sample.error = str(payload.get("error"))
@@ -144,7 +144,7 @@ def gradio_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
                                   json={"data": [p.text, p.source, p.target]})
         event_id = started.raise_for_status().json()["event_id"]
         async with http.stream("GET", f"{url}/gradio_api/call/translate/{event_id}") as response:
-            async for event, data in _sse(response):
+            async for event, data in sse_lines(response):
                 if event in ("generating", "complete"):
                     timer.text(json.loads(data)[0] or "")
                 elif event == "error":
@@ -165,7 +165,7 @@ def openai_client(http: httpx.AsyncClient, url: str, tokens: int, model: str) ->
                 "messages": [{"role": "user", "content": prompt(i).message}]}
         async with http.stream("POST", url + "/v1/chat/completions", json=body) as response:
             text = ""
-            async for _, data in _sse(response):
+            async for _, data in sse_lines(response):
                 if data == "[DONE]":
                     break
                 chunk = json.loads(data)

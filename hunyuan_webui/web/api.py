@@ -7,6 +7,8 @@ JSON error with a 4xx/5xx status in exactly one handler. Nothing here knows abou
 Routes: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
 ``GET /v1/languages``, ``POST /v1/detect``, ``GET /health``, ``GET /ready``, ``GET /metrics``
 (Prometheus), and LibreTranslate's ``POST /translate``, ``GET|POST /languages``, ``POST /detect``.
+OpenAI's and DeepL's protocols are routers of their own (:mod:`~hunyuan_webui.web.openai`,
+:mod:`~hunyuan_webui.web.deepl`), included here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
@@ -35,11 +37,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount
 
 from hunyuan_webui import languages
-from hunyuan_webui.access import AccessControl, Caller
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.job import batched_updates
-from hunyuan_webui.metrics import Metrics
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import (
     MAX_ALTERNATIVES,
@@ -50,12 +49,17 @@ from hunyuan_webui.modes import (
     parse_instructions,
 )
 from hunyuan_webui.service import Job, TranslationRequest, Translator
+from hunyuan_webui.service.job import batched_updates
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.structured import FORMATS
+from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.metrics import Metrics
+from hunyuan_webui.web.security import UPLOAD_ROUTE, Redactor, route_path
 
-log = logging.getLogger("hunyuan_webui.api")
+log = logging.getLogger("hunyuan_webui.web.api")
 
 MAX_LIST_ITEMS = 128
+UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
 FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
 
@@ -177,16 +181,25 @@ def _lt_body(fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def _caller(request: Request) -> Caller:
+    """The key the Gatekeeper accepted (and counted) for this request; OPEN without keys."""
+    caller = getattr(request.state, "caller", None)
+    if isinstance(caller, Caller):
+        return caller
     access: AccessControl = request.app.state.access
-    return access.dependency(request)
+    return access.identify(None)  # 401 if keys are configured (the Gatekeeper said so first)
 
 
 CallerDep = Annotated[Caller, Depends(_caller)]
 
 
-def create_api(translator: Translator, settings: Settings) -> FastAPI:
-    access = AccessControl.from_settings(settings)
+def create_api(translator: Translator, settings: Settings, *,
+               access: AccessControl | None = None,
+               guards: Sequence[tuple[type, dict[str, Any]]] = ()) -> FastAPI:
+    """The JSON app; ``guards`` are ASGI middlewares (class, options) that go innermost, inside
+    CORS, the body limit and the request log, so that those see everything the guards answer."""
+    access = access or AccessControl.from_settings(settings)
     metrics = Metrics(translator)
+    redact = Redactor.for_translator(translator)
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         # Each streaming request reads its job in a worker thread; leave room beyond the defaults.
@@ -204,11 +217,16 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     )
     app.state.metrics = metrics
     app.state.access = access
-    if settings.cors_origins:
-        origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
-                           allow_headers=["Authorization", "Content-Type"])
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.state.redact = redact
+    for guard, options in guards:
+        app.add_middleware(guard, **options)
+    # Always present, so that Gradio's own CORS middleware (which would echo localhost origins,
+    # and any origin when the Host is not localhost) stands aside: no origins, no CORS headers.
+    origins = [o.strip() for o in (settings.cors_origins or "").split(",") if o.strip()]
+    app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                       allow_headers=["Authorization", "Content-Type"])
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
+                       upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     _install_error_handlers(app)
 
@@ -221,7 +239,8 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     def ready() -> JSONResponse:
         """The model is loaded and warm (503 until then, with the state and any failure reason)."""
         status = translator.engine.status()
-        return JSONResponse(status.to_dict(), status_code=200 if status.ready else 503)
+        return JSONResponse(redact.answer(status.to_dict()),
+                            status_code=200 if status.ready else 503)
 
     @app.get("/metrics", tags=["operations"])
     def prometheus() -> Response:
@@ -294,14 +313,15 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
             # The background task runs however the response ends. A disconnect normally cancels
             # the generator (whose `finally` cancels the job), but one that lands while Starlette
             # awaits a paused write leaves the generator suspended until garbage collection.
-            return StreamingResponse(_sse(job, request, metrics), media_type="text/event-stream",
+            return StreamingResponse(_sse(job, request, metrics, redact),
+                                     media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
                                               "X-Accel-Buffering": "no"},
                                      background=BackgroundTask(job.cancel))
         results = await _run_jobs(translator, requests)
         for r in results:
             metrics.observe_result(r)
-        payload = [r.to_dict() for r in results]
+        payload = [redact.answer(r.to_dict()) for r in results]
         if not isinstance(body.text, list):
             return payload[0]
         return {
@@ -318,7 +338,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     async def lt_translate(request: Request) -> JSONResponse:
         """LibreTranslate's /translate: q, source, target (form or JSON); api_key in the body."""
         data = await _lt_params(request)
-        who = access.check_key(data.get("api_key"), request)
+        who = _lt_caller(request, access, data)
         q = data.get("q")
         if q is None or not isinstance(q, str | list) or (
                 isinstance(q, list) and not all(isinstance(x, str) for x in q)):
@@ -353,7 +373,7 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
     async def lt_detect(request: Request) -> JSONResponse:
         """LibreTranslate's /detect: q (form or JSON) -> [{confidence (0-100), language}]."""
         data = await _lt_params(request)
-        who = access.check_key(data.get("api_key"), request)
+        who = _lt_caller(request, access, data)
         q = data.get("q")
         if not isinstance(q, str):
             return _lt_error("Invalid request: missing q parameter", 400)
@@ -363,6 +383,15 @@ def create_api(translator: Translator, settings: Settings) -> FastAPI:
         return JSONResponse([{"confidence": round(100 * p, 1), "language": c}
                              for c, p in candidates if c])
 
+    # Other tools' protocols, a module each (imported here: they use this module's dependencies).
+    from hunyuan_webui.web import deepl as deepl_compat
+    from hunyuan_webui.web import openai as openai_compat
+
+    app.include_router(openai_compat.create_router(translator))
+    app.include_router(deepl_compat.create_router(translator))
+    # Refusals at the Gatekeeper, in the shape each protocol's clients read.
+    app.state.error_shapes = [(("/v1/chat/", "/v1/models"), openai_compat.error_shape),
+                              (("/v2/",), deepl_compat.error_shape)]
     _refuse_other_methods(app)
     return app
 
@@ -393,7 +422,8 @@ async def _run_jobs(translator: Translator, requests: list[TranslationRequest]) 
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
 
 
-async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[str]:
+async def _sse(job: Job, request: Request, metrics: Metrics,
+               redact: Redactor) -> AsyncIterator[str]:
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
         async for updates in batched_updates(job):
@@ -403,10 +433,11 @@ async def _sse(job: Job, request: Request, metrics: Metrics) -> AsyncIterator[st
             final = updates[-1].result
             if final is not None:
                 metrics.observe_result(final)
-                yield _event({"done": True, **final.to_dict()})
+                yield _event({"done": True, **redact.answer(final.to_dict())})
     except TranslatorError as exc:
         metrics.count_error("/v1/translate", exc.http_status)
-        yield _event({"error": {"code": exc.code, "message": exc.user_message}}, event="error")
+        yield _event({"error": {"code": exc.code, "message": redact.text(exc.user_message)}},
+                     event="error")
     except asyncio.CancelledError:
         log.info("stream cancelled: %s", getattr(request.state, "request_id", "?"))
         raise
@@ -425,6 +456,12 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _lt_caller(request: Request, access: AccessControl, data: dict[str, Any]) -> Caller:
+    """A key from the headers (checked and counted by the Gatekeeper), else the body's api_key."""
+    caller = getattr(request.state, "caller", None)
+    return caller if isinstance(caller, Caller) else access.check_key(data.get("api_key"))
+
+
 async def _lt_params(request: Request) -> dict[str, Any]:
     """LibreTranslate clients send forms, JSON or query strings."""
     data: dict[str, Any] = dict(request.query_params)
@@ -432,7 +469,7 @@ async def _lt_params(request: Request) -> dict[str, Any]:
     if "json" in content_type:
         try:
             body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, RecursionError):  # bad JSON or UTF-8, 5,000-digit numbers, deep nesting
             raise InputError("Malformed JSON body.") from None
         if not isinstance(body, dict):
             raise InputError("The JSON body must be an object.")
@@ -469,10 +506,10 @@ def _install_error_handlers(app: FastAPI) -> None:
         retry_after = getattr(exc, "retry_after", None)
         if retry_after is not None:
             headers["Retry-After"] = str(max(1, round(retry_after)))
+        message = app.state.redact.text(exc.user_message)
         if lt_route(request):
-            return JSONResponse({"error": exc.user_message}, status_code=exc.http_status,
-                                headers=headers)
-        return _error(exc.http_status, exc.code, exc.user_message, headers,
+            return JSONResponse({"error": message}, status_code=exc.http_status, headers=headers)
+        return _error(exc.http_status, exc.code, message, headers,
                       getattr(request.state, "request_id", None))
 
     @app.exception_handler(RequestValidationError)
@@ -586,19 +623,30 @@ def _route_group(path: str) -> str:
 
 
 class BodyLimit:
-    """Refuse request bodies over ``max_bytes`` with a JSON 413, declared or streamed."""
+    """Refuse request bodies over ``max_bytes`` (uploads: ``upload_bytes``) with a JSON 413,
+    declared or streamed: counted as the bytes arrive, so nothing larger is ever stored or held."""
 
-    def __init__(self, app: Any, max_bytes: int) -> None:
+    def __init__(self, app: Any, max_bytes: int, upload_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.upload_bytes = upload_bytes or max_bytes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http" or scope["path"].startswith("/gradio_api/upload"):
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        upload = route_path(scope) == UPLOAD_ROUTE
+        limit = self.upload_bytes if upload else self.max_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, receive, send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._reject(scope, receive, send, upload)
+            return
+        if upload and declared is None and scope.get("method") == "POST":
+            # Browsers and gradio_client declare an upload's size; one that does not could only
+            # be cut off midway, leaving Gradio's partly written file behind.
+            await _error(411, "length_required", "An upload must declare its size "
+                         "(Content-Length).", request_id=(scope.get("state") or {}).get(
+                             "request_id"))(scope, receive, send)
             return
         seen = 0
         too_large = started = False
@@ -608,7 +656,7 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
+                if seen > limit:
                     too_large = True
                     raise _TooLarge()
             return message
@@ -626,12 +674,17 @@ class BodyLimit:
             if not too_large:
                 raise
         if too_large and not started:
-            await self._reject(scope, receive, send)
+            await self._reject(scope, receive, send, upload)
 
-    async def _reject(self, scope: dict, receive: Callable, send: Callable) -> None:
-        response = _error(413, "body_too_large",
-                          f"The request body is larger than {self.max_bytes:,} bytes.",
+    async def _reject(self, scope: dict, receive: Callable, send: Callable, upload: bool) -> None:
+        if upload:
+            message = (f"The file is larger than the limit of "
+                       f"{self.upload_bytes - UPLOAD_OVERHEAD:,} bytes.")
+        else:
+            message = f"The request body is larger than {self.max_bytes:,} bytes."
+        response = _error(413, "body_too_large", message,
                           request_id=(scope.get("state") or {}).get("request_id"))
+        # The rest of the body is never read: the connection closes after this answer.
         await response(scope, receive, send)
 
 

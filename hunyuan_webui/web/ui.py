@@ -4,13 +4,14 @@
 model-bound event shares one ``concurrency_id`` whose limit comes from the settings, the queue is
 bounded, and ``api_open=False`` keeps the REST routes from skipping it. The one stable programmatic
 endpoint is ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User
-errors become ``gr.Error`` here and nowhere else in the UI.
+errors become ``gr.Error`` in the listeners' wrapper (:mod:`hunyuan_webui.web.ui_errors`). A file
+reaches a listener only if the visitor's session uploaded it, and every translation counts
+against the visitor's key or its visitor limits (:mod:`hunyuan_webui.web.access`).
 """
 
 from __future__ import annotations
 
 import html
-import tempfile
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -21,11 +22,15 @@ import gradio as gr
 
 from hunyuan_webui import files, languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
-from hunyuan_webui.errors import TranslatorError
-from hunyuan_webui.job import Update, batched_updates
+from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.job import Update, batched_updates
 from hunyuan_webui.structured import FORMATS
+from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.security import Redactor
+from hunyuan_webui.web.ui_errors import friendly
+from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",
@@ -42,6 +47,9 @@ DATA_FORMATS = [("Detect · 自动检测", ""), *((name, code) for code, name in
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 HISTORY_LIMIT = 50
 STATUS_POLL_S = 10.0
+# The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
+LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
+             "load_glossary", "swap", "restore")
 LOW_CONFIDENCE = 0.5
 
 EXAMPLES: list[list[str]] = [
@@ -237,16 +245,24 @@ def extras_markdown(result: TranslationResult, show_candidates: bool = True) -> 
 class TranslatorUI:
     """Holds the translator and builds the page; each method is one listener."""
 
-    def __init__(self, translator: Translator, banner: str = "") -> None:
+    def __init__(self, translator: Translator, banner: str = "",
+                 access: AccessControl | None = None, files: VisitorFiles | None = None) -> None:
         self.translator = translator
         self.banner = banner  # markdown at the top of the page (what the demo model is)
+        self.access = access or AccessControl.from_settings(translator.settings)
+        self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
+                                           ttl=translator.settings.files_ttl)
+        self.redact = Redactor.for_translator(translator)
+        for name in LISTENERS:
+            setattr(self, name, friendly(getattr(self, name), self.redact.text))
 
     # -- listeners --------------------------------------------------------------------------------
-    async def api_translate(self, text: str, source_lang: str = "auto",
-                            target_lang: str = "en") -> AsyncIterator[str]:
+    async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
+                            visitor: gr.Request | None = None) -> AsyncIterator[str]:
         """Translate text; streams the translation as it grows. Language codes as in /v1/languages."""
         # The page's own defaults (the model card's decoding, the phrase cache on).
         request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang)
+        self._admit(visitor, text)
         async for updates in self._run(request):
             yield updates[-1].text
 
@@ -255,9 +271,11 @@ class TranslatorUI:
                   max_new_tokens: float, mode: str, context: str, style: str, instructions: str,
                   data_format: str, glossary: Any, show_candidates: bool,
                   history: list[list[str]] | None, use_cache: bool = True,
+                  visitor: gr.Request | None = None,
                   progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                   ) -> AsyncIterator[tuple[Any, ...]]:
         """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one."""
+        self._admit(visitor, text)
         request = TranslationRequest(
             text=text or "", source_lang=source, target_lang=target,
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
@@ -284,13 +302,14 @@ class TranslatorUI:
                    extras_markdown(result, bool(show_candidates)))
 
     def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
-                           deterministic: bool, glossary: Any,
+                           deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
                            progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                            ) -> Iterator[tuple[Any, ...]]:
         """Translate an uploaded file; yields progress, then the translated file to download."""
         if not file:
             raise gr.Error("Choose a file first (.txt, .md, .srt, .docx or .csv).")
-        path = Path(file)
+        path = self._uploaded(visitor, file)
+        self._admit(visitor, "")  # one request now; its characters once the file is read
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
                                       options=self.translator.decoding(
                                           deterministic=bool(deterministic)),
@@ -300,6 +319,7 @@ class TranslatorUI:
         box: dict[str, Any] = {}
 
         def translate(segments: list[str]) -> list[str]:
+            self._admit(visitor, "".join(segments), count=False)
             state["total"] = len(segments)
             return self.translator.translate_segments(
                 segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
@@ -323,37 +343,54 @@ class TranslatorUI:
         finally:
             stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
         if "error" in box:
-            error = box["error"]
-            if isinstance(error, TranslatorError):
-                raise gr.Error(error.user_message, print_exception=False)
-            raise error
+            raise box["error"]  # ui_errors makes it readable
         result = box["result"]
-        out_dir = Path(tempfile.mkdtemp(prefix="hymt-"))
-        out = out_dir / result.filename
-        out.write_bytes(result.data)
-        yield str(out), f"Done: {result.segments} distinct segments translated → {result.filename}"
+        out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
+        yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
 
-    @staticmethod
-    def document_columns(file: str | None) -> Any:
+    def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """The CSV column picker shows the uploaded file's header."""
-        if not file or not file.lower().endswith(".csv"):
+        if not file or not str(file).lower().endswith(".csv"):
             return gr.update(choices=[], value=[], visible=False)
-        try:
-            names = files.csv_columns(Path(file).read_bytes())
-        except TranslatorError as exc:
-            raise gr.Error(exc.user_message, print_exception=False) from None
+        names = files.csv_columns(self._uploaded(visitor, file).read_bytes())
         return gr.update(choices=names, value=names, visible=True)
 
-    @staticmethod
-    def load_glossary(file: str | None) -> Any:
+    def load_glossary(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """A CSV of 'source term, target term' rows fills the glossary table."""
         if not file:
             return gr.skip()
         try:
-            rows = modes.parse_glossary(Path(file).read_text(encoding="utf-8-sig"))
+            text = self._uploaded(visitor, file).read_bytes().decode("utf-8-sig")
+            rows = modes.parse_glossary(text)
         except (UnicodeDecodeError, TranslatorError) as exc:
-            raise gr.Error(f"Could not read the glossary: {exc}", print_exception=False) from None
+            message = exc.user_message if isinstance(exc, TranslatorError) else \
+                "it is not UTF-8 text"
+            raise gr.Error(f"Could not read the glossary: {message}",
+                           print_exception=False) from None
         return [list(r) for r in rows] or [["", ""]]
+
+    def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
+        """The file, if this visitor's session uploaded it here and it is within the size limit;
+        else a readable refusal (the Gatekeeper refuses foreign paths before this, too)."""
+        path = self.files.check(session_of(visitor), file if isinstance(file, str) else "")
+        try:
+            size = path.stat().st_size
+        except OSError:  # deleted since (it expired): the same answer as for a foreign path
+            raise InputError(NOT_UPLOADED) from None
+        limit = self.translator.settings.max_file_bytes
+        if size > limit:
+            raise InputTooLongError(f"The file is {files.size(size)}; the limit is "
+                                    f"{files.size(limit)}.")
+        return path
+
+    def _admit(self, visitor: gr.Request | None, text: object, count: bool = True) -> None:
+        """Count this translation against the caller's key, else against the visitor."""
+        caller = self.access.page_caller(visitor)
+        chars = len(text) if isinstance(text, str) else 0
+        if count:
+            self.access.admit(caller, chars)
+        else:
+            self.access.charge(caller, chars)
 
     def _glossary(self, table: Any) -> tuple[tuple[str, str], ...]:
         rows = table.values.tolist() if hasattr(table, "values") else table
@@ -407,7 +444,7 @@ class TranslatorUI:
         parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
                  status.dtype or "?", f"state: {status.label}"]
         if status.reason:
-            parts.append(f"⚠️ {html.escape(status.reason)}")
+            parts.append(f"⚠️ {html.escape(self.redact.text(status.reason))}")
         parts.append(f"batch {status.active}/{status.max_batch_size}, queue {status.queued}")
         cache = self.translator.cache
         if cache is not None and cache.enabled:
@@ -616,5 +653,6 @@ def _detected_code(markdown: str) -> str | None:
     return None
 
 
-def build_ui(translator: Translator, banner: str = "") -> gr.Blocks:
-    return TranslatorUI(translator, banner).build()
+def build_ui(translator: Translator, banner: str = "", *, access: AccessControl | None = None,
+             files: VisitorFiles | None = None) -> gr.Blocks:
+    return TranslatorUI(translator, banner, access, files).build()

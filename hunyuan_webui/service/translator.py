@@ -1,12 +1,13 @@
-"""The translation service: everything between a request and the engine.
+"""The translation service's front door: everything between a request and the engine.
 
 Data flows one way: request -> validation -> language detection -> segmentation -> phrase cache ->
-engine -> stream. The UI, the HTTP API and the command line all call :meth:`Translator.start`, which
-checks everything that can be checked before any model work and returns a
-:class:`~hunyuan_webui.job.Job` to iterate (see :mod:`hunyuan_webui.job`).
+engine -> stream. The UI, the HTTP API, the command line and the library all call
+:meth:`Translator.start`, which checks everything that can be checked before any model work and
+returns a :class:`~hunyuan_webui.service.job.Job` to iterate.
 
 Each distinct segment is looked up in the cache on its own, and identical segments in flight at
-the same time (in one document or across users) share one engine sequence.
+the same time (in one document or across users) share one engine sequence
+(:mod:`hunyuan_webui.service.inflight`).
 """
 
 from __future__ import annotations
@@ -18,28 +19,29 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from hunyuan_webui import languages, modes, structured
-from hunyuan_webui.cache import PhraseCache, cache_key
+from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.detect import Detection, LanguageDetector
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.errors import (
-    BusyError,
     CancelledError,
-    EngineError,
     InputError,
     InputTooLongError,
     UnsupportedModeError,
 )
-from hunyuan_webui.job import Job, TranslationRequest, TranslationResult, Update
 from hunyuan_webui.models import CHIMERA, ModelSpec
 from hunyuan_webui.segment import Document, line_document, split_document, whole_document
+from hunyuan_webui.service.backend import Backend
+from hunyuan_webui.service.inflight import Flights
+from hunyuan_webui.service.job import Job
+from hunyuan_webui.service.paragraphs import Paragraphs
+from hunyuan_webui.service.request import TranslationRequest, TranslationResult
+from hunyuan_webui.service.sentences import Sentences
+from hunyuan_webui.service.strategy import Reader
 from hunyuan_webui.settings import Settings
-
-__all__ = ["Job", "TranslationRequest", "TranslationResult", "Translator", "Update"]
 
 log = logging.getLogger(__name__)
 
 ALTERNATIVES_MAX_CHARS = 1000
-SHARE_WAIT_S = 60.0  # how long a request waits for the engine to accept a segment it shares
 
 
 class Translator:
@@ -55,9 +57,9 @@ class Translator:
         self.settings = settings
         self.cache = cache
         self.detector = detector or LanguageDetector()
-        self._inflight: dict[str, _Flight] = {}
-        self._inflight_lock = threading.Lock()
-        self.model_calls = 0  # segments sent to the engine (cache misses not shared in flight)
+        self.backend = Backend(spec=spec, engine=engine, chimera=self.chimera, cache=cache,
+                               flights=Flights(engine, cache),
+                               window=settings.segments_in_flight())
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Translator:
@@ -129,10 +131,10 @@ class Translator:
     def start(self, request: TranslationRequest) -> Job:
         """Validate and plan a translation; raise user errors now, before any model work."""
         request = self.validate(request)
+        if not request.text.strip():
+            return self._job(request, request.source_lang, Document(()), None)
         detection = None
         source = request.source_lang
-        if not request.text.strip():
-            return Job(self, request, source, None, Document(()), notice="")
         if source == languages.AUTO:
             detection = self.detect(request.text)
             if detection.code is None:
@@ -140,9 +142,8 @@ class Translator:
             source = detection.code
         if source == request.target_lang:
             name = languages.get(source).english
-            notice = f"The text is already in {name}; returned unchanged."
-            return Job(self, request, source, detection, Document(()), notice=notice,
-                       passthrough=True)
+            return self._job(request, source, Document(()), detection, passthrough=True,
+                             notice=f"The text is already in {name}; returned unchanged.")
         self._check_tokens(request.text)
         if request.mode in modes.WHOLE_TEXT_MODES:
             document = whole_document(request.text)
@@ -151,7 +152,13 @@ class Translator:
         else:
             document = split_document(request.text, source)
         notices = modes.notices_for(self.spec, request.mode, request.glossary, request.context)
-        return Job(self, request, source, detection, document, notice=" ".join(notices))
+        return self._job(request, source, document, detection, notice=" ".join(notices))
+
+    def _job(self, request: TranslationRequest, source: str, document: Document,
+             detection: Detection | None, notice: str = "", passthrough: bool = False) -> Job:
+        kind = Paragraphs if request.mode in modes.PARAGRAPH_MODES else Sentences
+        strategy = kind(self.backend, request, source, document, Reader(self.backend))
+        return Job(strategy, detection, notice=notice, passthrough=passthrough)
 
     def translate(self, request: TranslationRequest) -> TranslationResult:
         return self.start(request).result()
@@ -165,7 +172,7 @@ class Translator:
             return [job.result() for job in jobs]
         finally:
             for job in jobs:
-                if job._result is None:
+                if not job.finished:
                     job.cancel()
 
     def translate_segments(self, segments: Sequence[str], template: TranslationRequest,
@@ -197,8 +204,21 @@ class Translator:
             return out
         finally:
             for job in jobs:
-                if job._result is None:
+                if not job.finished:
                     job.cancel()
+
+    def generate(self, prompt: str, options: DecodingOptions) -> Stream:
+        """Plain generation for a message that is not a translation prompt (the OpenAI-compatible
+        route's other requests): the same input limits and the same engine batches, no cache."""
+        if len(prompt) > self.settings.max_input_chars:
+            raise InputTooLongError(
+                f"The message is {len(prompt):,} characters long; the limit is "
+                f"{self.settings.max_input_chars:,}.")
+        _reject_binary(prompt)
+        self._check_tokens(prompt)
+        [stream] = self.engine.submit([prompt], options)
+        self.backend.flights.count(1)
+        return stream
 
     def _check_tokens(self, text: str) -> None:
         limit = self.settings.max_input_tokens
@@ -210,171 +230,21 @@ class Translator:
             raise InputTooLongError(f"The text is {count:,} tokens long; the limit is {limit:,}. "
                                     "Split it into smaller parts (or raise --max-input-tokens).")
 
+    # -- what the front ends and tests read ---------------------------------------------------------
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
-        return modes.translation_prompt(self.spec, segment, source, request.target_lang,
-                                        request.glossary, request.context, request.mode,
-                                        style=request.style, instructions=request.instructions,
-                                        data_format=request.data_format)
+        return self.backend.prompt_for(segment, source, request)
 
     def key_for(self, segment: str, source: str, request: TranslationRequest) -> str:
-        return cache_key(model=self.spec.id, source_lang=source, target_lang=request.target_lang,
-                         mode=request.mode, text=segment,
-                         options={**request.options.cache_fields(),
-                                  "glossary": list(request.glossary), "context": request.context,
-                                  **_mode_fields(request)})
-
-    def cacheable(self, request: TranslationRequest) -> bool:
-        """May this request's segments be answered from the cache (and shared in flight)?
-
-        Yes by default, whatever the decoding settings: the options are part of the key, so a
-        repeated request gets the answer the first one got. ``cache=False`` asks for a fresh one.
-        """
-        return request.cache and self.writes_cache(request)
-
-    def writes_cache(self, request: TranslationRequest) -> bool:
-        """Are this request's answers stored? Also when it asked for a fresh one (Retranslate):
-        the fresh answer replaces the old."""
-        return (self.cache is not None and self.cache.enabled
-                and request.mode not in modes.PARAGRAPH_MODES)
+        return self.backend.key_for(segment, source, request)
 
     def in_flight(self) -> int:
         """Distinct segments being generated or submitted right now (shared ones count once)."""
-        with self._inflight_lock:
-            return len(self._inflight)
+        return len(self.backend.flights)
 
-    # -- sharing sequences between identical requests ---------------------------------------------
-    def share_or_submit(self, keys: Sequence[str], prompts_: Sequence[str],
-                        options: DecodingOptions, *, share: bool, store: bool) -> list[Stream]:
-        """Streams for these segments, each already attached to the caller (who must detach it):
-        shared with identical ones in flight when ``share``, else submitted in one engine call.
-
-        Locking: ``_inflight_lock`` guards only the ``_inflight`` table. Nothing that can block or
-        call back (the engine, stream callbacks, the cache, waiting for another submitter) runs
-        while it is held, so no lock order exists to get wrong. A key being submitted is held by a
-        :class:`_Flight` whose stream arrives when the engine answers; joiners wait on it outside
-        the lock, with a deadline.
-        """
-        first_index = {k: i for i, k in reversed(list(enumerate(keys)))}
-        streams: dict[str, Stream] = {}
-        todo = sorted(first_index, key=first_index.__getitem__)
-        try:
-            for _ in range(3):  # a joined sequence whose readers all left is submitted afresh
-                todo = self._gather(todo, prompts_, first_index, options, share, store, streams)
-                if not todo:
-                    return [streams[k] for k in keys]
-            raise BusyError("The translator is busy; please try again in a moment.")
-        except BaseException:
-            for stream in streams.values():
-                stream.detach()
-            raise
-
-    def _gather(self, todo: list[str], prompts_: Sequence[str], first_index: dict[str, int],
-                options: DecodingOptions, share: bool, store: bool,
-                streams: dict[str, Stream]) -> list[str]:
-        """One round: join or submit every key in ``todo``; returns the keys to try again."""
-        joined, mine = self._claim(todo, share)
-        if mine:
-            submitted = self._submit_flights(mine, [prompts_[first_index[k]] for k in mine],
-                                             options, store)
-            streams.update(zip(mine, submitted))
-        again = []
-        for key, flight in joined.items():
-            stream = flight.wait(SHARE_WAIT_S)
-            stream.attach()
-            if stream.cancelled:  # its last reader left just before we came: not usable
-                stream.detach()
-                again.append(key)
-            else:
-                streams[key] = stream
-        return again
-
-    def _claim(self, keys: Sequence[str], share: bool
-               ) -> tuple[dict[str, _Flight], dict[str, _Flight | None]]:
-        """Split ``keys`` into flights to join and keys this caller submits (with the flight it
-        now owns for each, None when not sharing)."""
-        joined: dict[str, _Flight] = {}
-        mine: dict[str, _Flight | None] = {}
-        with self._inflight_lock:
-            for key in keys:
-                flight = self._inflight.get(key) if share else None
-                if flight is not None and not flight.abandoned():
-                    joined[key] = flight
-                elif share:
-                    mine[key] = self._inflight[key] = _Flight()
-                else:
-                    mine[key] = None
-        return joined, mine
-
-    def _submit_flights(self, owned: dict[str, _Flight | None], prompts_: list[str],
-                        options: DecodingOptions, store: bool) -> list[Stream]:
-        keys = list(owned)
-        try:
-            streams = self.engine.submit(prompts_, options)
-        except BaseException as exc:
-            with self._inflight_lock:
-                for key, flight in owned.items():
-                    if flight is not None and self._inflight.get(key) is flight:
-                        del self._inflight[key]
-            for flight in owned.values():
-                if flight is not None:
-                    flight.fail(exc)
-            raise
-        with self._inflight_lock:
-            self.model_calls += len(streams)
-        for key, stream in zip(keys, streams):
-            stream.attach()
-            flight = owned.get(key)
-            if flight is not None:
-                flight.land(stream)
-            # Outside the lock: a stream that has already ended runs the callback right here.
-            stream.add_done_callback(
-                lambda s, key=key, flight=flight: self._on_done(key, flight, s, store))
-        return streams
-
-    def _on_done(self, key: str, flight: _Flight | None, stream: Stream, store: bool) -> None:
-        if flight is not None:
-            with self._inflight_lock:
-                if self._inflight.get(key) is flight:
-                    del self._inflight[key]
-        if store and stream.finish_reason == "stop" and self.cache is not None:
-            self.cache.set(key, stream.text)
-
-
-class _Flight:
-    """A segment in flight: submitted (its stream not known yet) or generating."""
-
-    def __init__(self) -> None:
-        self._landed = threading.Event()
-        self.stream: Stream | None = None
-        self.error: BaseException | None = None
-
-    def land(self, stream: Stream) -> None:
-        self.stream = stream
-        self._landed.set()
-
-    def fail(self, error: BaseException) -> None:
-        self.error = error
-        self._landed.set()
-
-    def abandoned(self) -> bool:
-        """Failed, or every reader left (its sequence is cancelled): not worth joining."""
-        return self._landed.is_set() and (self.stream is None or self.stream.cancelled)
-
-    def wait(self, timeout: float) -> Stream:
-        if not self._landed.wait(timeout):
-            raise EngineError(f"The engine did not accept a shared segment within {timeout:g}s; "
-                              "please try again.")
-        if self.stream is None:
-            assert self.error is not None
-            raise self.error
-        return self.stream
-
-
-def _mode_fields(request: TranslationRequest) -> dict[str, object]:
-    """The newer modes' inputs, in the cache key only when given (older keys stay valid)."""
-    fields = {"style": request.style, "instructions": list(request.instructions),
-              "data_format": request.data_format}
-    return {name: value for name, value in fields.items() if value}
+    @property
+    def model_calls(self) -> int:
+        """Sequences sent to the engine (cache hits and shared segments are not calls)."""
+        return self.backend.flights.calls
 
 
 def _reject_binary(text: str) -> None:

@@ -19,7 +19,7 @@ the kernel should the benchmark itself die):
   ``--cb-num-blocks``: by default it takes 90% of free memory, RAM on a CPU); it needs the
   ``serving`` extra of transformers, of which a plain install lacks only ``openai``;
 * ``baseline``: what this project replaces, a web endpoint that runs one non-streaming
-  ``model.generate`` per request behind a global lock (``python -m hunyuan_webui.bench_peers
+  ``model.generate`` per request behind a global lock (``python -m benchmarks.peers
   baseline --model DIR --port P``, stdlib only, like the Flask WebUI's threaded dev server).
 """
 
@@ -293,7 +293,7 @@ def cb_blocks_for(clients: int, tokens: int, page_size: int = 256) -> int:
 
 
 def baseline_command(model_dir: str, port: int, device: str = "cpu") -> list[str]:
-    return [sys.executable, "-m", "hunyuan_webui.bench_peers", "baseline", "--model", model_dir,
+    return [sys.executable, "-m", "benchmarks.peers", "baseline", "--model", model_dir,
             "--port", str(port), "--device", device]
 
 
@@ -452,7 +452,7 @@ def serve_baseline(model_dir: str, port: int, device: str = "cpu") -> None:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui.bench_peers")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.peers")
     sub = parser.add_subparsers(dest="command", required=True)
     base = sub.add_parser("baseline", help="serve one model.generate at a time (the old WebUI)")
     base.add_argument("--model", required=True)

@@ -1,10 +1,10 @@
-"""A serving benchmark anyone can rerun: ``python -m hunyuan_webui.bench --help``.
+"""A serving benchmark anyone can rerun: ``python -m benchmarks.bench --help``.
 
 In one run, on one checkpoint, the same prompts and the same number of generated tokens per
 request, it measures side by side:
 
 * ``baseline``: what this project replaces, one non-streaming ``model.generate`` per request,
-  one at a time behind a web endpoint (:mod:`hunyuan_webui.bench_peers`);
+  one at a time behind a web endpoint (:mod:`benchmarks.peers`);
 * ``serve`` / ``serve-cb``: ``transformers serve`` on the same directory, without / with
   ``--continuous-batching``, through its streaming OpenAI API;
 * ``app-gradio`` / ``app-api``: this app through its Gradio ``translate`` endpoint and its
@@ -49,8 +49,9 @@ from typing import Any
 
 import httpx
 
-from hunyuan_webui import bench_peers
-from hunyuan_webui.bench_clients import (
+from benchmarks import classroom as bench_classroom
+from benchmarks import peers as bench_peers
+from benchmarks.clients import (
     Batch,
     Client,
     app_api_client,
@@ -63,7 +64,7 @@ from hunyuan_webui.bench_clients import (
     prompt,
     run_batch,
 )
-from hunyuan_webui.bench_report import (
+from benchmarks.report import (
     machine_info,
     report_markdown,
     summarize,
@@ -276,11 +277,12 @@ def _say(message: str) -> None:
 # -- the command line ---------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m hunyuan_webui.bench",
+        prog="python -m benchmarks.bench",
         description="Side-by-side serving benchmark: the old one-generate-at-a-time WebUI, "
                     "transformers serve (with and without continuous batching) and this app, "
                     "on one random-weight checkpoint of the Hunyuan-MT architecture.",
-        epilog="Example: python -m hunyuan_webui.bench --threads 1 --doc docs/PERFORMANCE.md")
+        epilog="Example: python -m benchmarks.bench --threads 1 --doc docs/PERFORMANCE.md. "
+               "The classroom soak: python -m benchmarks.bench classroom --help")
     parser.add_argument("--size", choices=sorted(bench_peers.SIZES), default="cpu",
                         help="checkpoint shape: cpu = 31M params for a CPU (default), 7b = the "
                              "real 7B shape for a GPU, small = 4M, tiny = 0.7M for tests")
@@ -374,7 +376,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         rows = [summarize(s, c, batches[(s, c)], cfg.tokens)
                 for c in cfg.concurrency for s in cfg.systems if (s, c) in batches]
         return {
-            "command": "python -m hunyuan_webui.bench " + " ".join(sys.argv[1:]),
+            "command": "python -m benchmarks.bench " + " ".join(sys.argv[1:]),
             "started": stamp, "duration_s": round(time.perf_counter() - started, 1),
             "machine": machine_info(load_before),
             "model": bench_peers.checkpoint_info(cfg.model_dir),
@@ -412,6 +414,9 @@ def _prompt_tokens(batches: dict[tuple[str, int], list[Batch]]) -> dict[str, dic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["classroom"]:  # the classroom soak: docs/RELIABILITY.md
+        return bench_classroom.main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.threads:  # before torch loads: the in-process engine runs like the peers
         os.environ.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))

@@ -1,0 +1,397 @@
+"""A serving engine the translator starts, watches and restarts (``--engine vllm``, ``sglang``,
+``llama-server``, ``transformers-serve``).
+
+The server (its command line comes from :mod:`~hunyuan_webui.engine.servers`) runs as a child
+process on a free loopback port. Once ``GET /v1/models`` (or ``/health``) answers, the page and the
+API are served through the ordinary remote engine
+(:class:`~hunyuan_webui.engine.remote.OpenAIEngine`) pointed at it. Its output goes to our log,
+one line at a time, and the last lines are quoted when it fails.
+
+Supervision, as for our own engine process (:mod:`~hunyuan_webui.engine.process`, with the same
+:class:`~hunyuan_webui.engine.restarts.RestartPolicy`): when the server exits, or stops answering
+for :data:`HANG_TIMEOUT_S` (it is killed then), the streams in flight end with a message that says
+so, the status says "restarting", and a new server starts after a backoff. Too many failures in a
+window stop the restarts. A server that never came up the first time is not restarted: bad flags
+or too little memory would fail again; its reason and last lines are the status.
+
+No server outlives the translator: it runs in a session of its own (so Ctrl+C in a terminal does
+not reach it behind our back, and its own children are stopped with it), is stopped at exit (also
+on SIGTERM, which ``launch.sh stop`` sends), and on Linux gets SIGTERM from the kernel when the
+thread that started it dies, even if the translator is killed with SIGKILL (``PR_SET_PDEATHSIG``,
+set by a few lines of Python that then ``exec`` the server).
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import contextlib
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from hunyuan_webui import errors
+from hunyuan_webui.engine.base import DecodingOptions, Engine, EngineState, EngineStatus, Stream
+from hunyuan_webui.engine.child import exit_words
+from hunyuan_webui.engine.remote import OpenAIEngine
+from hunyuan_webui.engine.restarts import BACKOFF_S, RESTART_LIMIT, RESTART_WINDOW_S, RestartPolicy
+from hunyuan_webui.engine.servers import LOOPBACK, Server
+from hunyuan_webui.errors import NotReadyError
+from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.settings import Settings
+
+log = logging.getLogger(__name__)
+
+HANG_TIMEOUT_S = 60.0  # the server process lives but has not answered for this long: it is hung
+REMOTE_READY_S = 30.0  # from the first health answer to the remote engine's READY
+SUPERVISE_EVERY_S = 0.2
+STOP_GRACE_S = 15.0  # SIGTERM, then this long, then SIGKILL
+TAIL_LINES = 60
+_ERROR_LINE = re.compile(r"error|exception|traceback", re.IGNORECASE)
+# Runs first in the child: ask for SIGTERM when our starting thread dies (Linux), make sure it has
+# not died already, then become the server.
+_GUARD = ("import ctypes, os, signal, sys\n"
+          "try:\n"
+          "    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG\n"
+          "except (OSError, AttributeError):\n"
+          "    pass\n"
+          "if os.getppid() != int(sys.argv[1]):\n"
+          "    sys.exit(1)\n"
+          "os.execvp(sys.argv[2], sys.argv[2:])\n")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+class ServerProcess:
+    """One run of a server: the process, its port and the last lines it wrote."""
+
+    def __init__(self, server: Server, command: list[str], port: int,
+                 env: dict[str, str] | None = None) -> None:
+        self.server, self.port = server, port
+        self.url = f"http://{LOOPBACK}:{port}/v1"
+        self.tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self.note = ""  # why we killed it, when we did
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _GUARD, str(os.getpid()), *command],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=env, start_new_session=True)
+        self.pid = self.process.pid
+        self._relay = threading.Thread(target=self._read, name=f"hymt-{server.engine}-log",
+                                       daemon=True)
+        self._relay.start()
+        log.info("started %s (pid %d): %s", server.title, self.pid, " ".join(command))
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        out = logging.getLogger(f"hunyuan_webui.server.{self.server.engine}")
+        for raw in self.process.stdout:
+            line = raw.decode("utf-8", "replace").rstrip()
+            if line:
+                self.tail.append(line)
+                out.info("%s", line)
+
+    def exited(self) -> bool:
+        return self.process.poll() is not None
+
+    def problem(self) -> str:
+        """Why it is gone: "stopped unexpectedly (exit code 1)", or the reason it was killed."""
+        return self.note or exit_words(self.process.returncode)
+
+    def last_lines(self, count: int = 8) -> str:
+        """Its last ``count`` lines, after any earlier ones that name an error (a usage error
+        is followed by pages of help)."""
+        lines = list(self.tail)
+        flagged = [line for line in lines[:-count] if _ERROR_LINE.search(line)][-3:]
+        return "\n".join([*flagged, *(["..."] if flagged else []), *lines[-count:]]) or \
+            "(it wrote nothing)"
+
+    def healthy(self) -> bool:
+        """Whether it answers ``GET /v1/models`` (or, failing that, ``/health``)."""
+        with httpx.Client(timeout=2.0, trust_env=False) as client:
+            for url in (f"{self.url}/models", f"{self.url.removesuffix('/v1')}/health"):
+                with contextlib.suppress(httpx.HTTPError):
+                    if client.get(url).status_code == 200:
+                        return True
+        return False
+
+    def kill(self, note: str) -> None:
+        self.note = note
+        self._signal(signal.SIGKILL)
+
+    def stop(self) -> None:
+        """SIGTERM to its whole session, then SIGKILL after :data:`STOP_GRACE_S`."""
+        if not self.exited():
+            self._signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                log.warning("%s (pid %d) did not stop within %gs: killing it", self.server.title,
+                            self.pid, STOP_GRACE_S)
+        self._signal(signal.SIGKILL)  # whatever of its session is left
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=5)
+        self._relay.join(timeout=2)
+
+    def _signal(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)  # its own session: the server and its children, no one else
+
+
+class ManagedEngine(Engine):
+    """A server started, watched and restarted by this process; served through
+    :class:`~hunyuan_webui.engine.remote.OpenAIEngine` while it is up.
+
+    Locking: ``_lock`` guards the current process and remote engine, the state and the streams in
+    flight. It is never held while calling into the remote engine or waiting on the process.
+    """
+
+    def __init__(self, spec: ModelSpec, settings: Settings, server: Server, *,
+                 hang_timeout: float = HANG_TIMEOUT_S) -> None:
+        self.spec, self.model_id = spec, spec.id
+        self.settings, self.server = settings, server
+        server.command(spec, settings, spec.source, 0)  # a missing server or bad flag: now
+        self._hang_timeout = hang_timeout
+        self._lock = threading.Lock()
+        self._process: ServerProcess | None = None
+        self._remote: OpenAIEngine | None = None
+        self._state = EngineState.LOADING
+        self._reason = ""
+        self._live: set[Stream] = set()
+        # Read here, not at import, so that tests can lower them.
+        self._restarts = RestartPolicy(f"The {server.title} server", limit=RESTART_LIMIT,
+                                       window_s=RESTART_WINDOW_S, backoff_s=BACKOFF_S)
+        self.restarts = 0
+        self._closing = False
+        self._stop = threading.Event()
+        # The server is started from this thread, which lives as long as the engine: on Linux its
+        # end is the server's SIGTERM (see _GUARD).
+        self._thread = threading.Thread(target=self._supervise, name="hymt-server-supervisor",
+                                        daemon=True)
+        self._thread.start()
+        atexit.register(self.close)
+
+    # -- Engine -----------------------------------------------------------------------------------
+    def submit(self, prompts: Sequence[str],
+               options: DecodingOptions | Sequence[DecodingOptions]) -> list[Stream]:
+        streams = self._usable_remote().submit(prompts, options)
+        with self._lock:
+            self._live.update(streams)
+        for stream in streams:
+            stream.add_done_callback(self._ended)
+        return streams
+
+    def count_tokens(self, text: str) -> int:
+        return self._usable_remote().count_tokens(text)
+
+    def status(self) -> EngineStatus:
+        with self._lock:
+            state, reason, remote, process = self._state, self._reason, self._remote, self._process
+        extra: dict[str, Any] = {"server": self.server.engine, "restarts": self.restarts,
+                                 "server_pid": process.pid if process else None}
+        if self._closing:
+            state, reason = EngineState.STOPPED, "The translator is shutting down."
+        elif state is EngineState.READY and remote is not None:
+            status = remote.status()
+            return replace(status, extra={**status.extra, **extra})
+        return EngineStatus(state=state, model=self.model_id, reason=reason,
+                            device=f"{self.server.title} server", dtype=self.settings.dtype,
+                            extra=extra)
+
+    def close(self) -> None:
+        if self._closing:
+            return
+        self._closing = True
+        self._stop.set()
+        atexit.unregister(self.close)
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=STOP_GRACE_S + 10)
+        with self._lock:
+            remote, process = self._remote, self._process
+        if remote is not None:
+            remote.close()
+        if process is not None:
+            process.stop()
+
+    def _usable_remote(self) -> OpenAIEngine:
+        with self._lock:
+            state, reason, remote = self._state, self._reason, self._remote
+        if self._closing:
+            raise NotReadyError("The translator is shutting down.")
+        if state is EngineState.FAILED:
+            raise errors.EngineError(reason)
+        if remote is None or state is not EngineState.READY:
+            raise NotReadyError(f"The {self.server.title} server is "
+                                f"{'restarting' if self.restarts or reason else 'starting'}; "
+                                "please try again in a few seconds.")
+        return remote
+
+    # -- supervision ------------------------------------------------------------------------------
+    def _supervise(self) -> None:
+        try:
+            model = self._model_to_load()
+        except errors.TranslatorError as exc:
+            self._set(EngineState.FAILED, exc.user_message)
+            return
+        up_once = False
+        while not self._stop.is_set():
+            process = self._start(model)
+            if process is None:
+                return  # closing
+            if self._remote is not None:
+                up_once = True
+                problem = self._watch(process)
+                if not problem:
+                    return  # closing
+                self._lost(process, problem)
+            elif not up_once:  # never came up: the same flags would fail the same way
+                self._set(EngineState.FAILED, f"{self.server.title} did not start: it "
+                          f"{process.problem()}. Its last lines:\n{process.last_lines()}")
+                process.stop()
+                return
+            else:
+                problem = process.problem()
+                process.stop()
+            delay = self._restarts.failed(problem, process.pid)
+            if delay is None:
+                self._set(EngineState.FAILED, self._restarts.given_up)
+                return
+            self._set(EngineState.RESTARTING,
+                      f"The {self.server.title} server {problem}; restarting it.")
+            if self._stop.wait(delay):
+                return
+            self.restarts += 1
+
+    def _model_to_load(self) -> str:
+        if self.server.gguf:
+            from hunyuan_webui.engine.gguf_files import locate
+
+            return str(locate(self.spec, self.settings.gguf_quant))
+        return self.spec.source
+
+    def _start(self, model: str) -> ServerProcess | None:
+        """Start a server and wait until it answers; sets ``_remote`` when it does. None when
+        closing meanwhile."""
+        port = free_port()
+        command = self.server.command(self.spec, self.settings, model, port)
+        process = ServerProcess(self.server, command, port,
+                                self.server.environment(self.settings))
+        with self._lock:
+            self._process = process
+        deadline = time.monotonic() + self.settings.engine_start_timeout
+        while not process.healthy():
+            if process.exited():
+                return process
+            if time.monotonic() > deadline:
+                process.kill(f"did not answer within {self.settings.engine_start_timeout:g}s")
+                process.process.wait(timeout=10)
+                return process
+            if self._stop.wait(0.25):
+                return None
+        remote = self._remote_engine(process, model)
+        deadline = time.monotonic() + REMOTE_READY_S
+        while (status := remote.status()).state is EngineState.LOADING and \
+                time.monotonic() < deadline:
+            if self._stop.wait(0.05):
+                remote.close()
+                return None
+        if status.state is not EngineState.READY:
+            remote.close()
+            process.kill(f"answered, but could not serve: {status.reason}")
+            process.process.wait(timeout=10)
+            return process
+        with self._lock:
+            self._remote, self._state, self._reason = remote, EngineState.READY, ""
+        if self.restarts:
+            log.warning("%s server restarted (pid %d, port %d)", self.server.title,
+                        process.pid, port)
+        else:
+            log.info("%s server ready (pid %d, port %d)", self.server.title, process.pid, port)
+        return process
+
+    def _remote_engine(self, process: ServerProcess, model: str) -> OpenAIEngine:
+        """The remote engine as ``--engine openai --endpoint URL`` would build it (so it gets
+        whatever the model needs there), pointed at this server."""
+        settings = replace(self.settings, engine="openai", endpoint=process.url, api_key=None,
+                           remote_model=self.server.served_name(self.spec, model))
+        return OpenAIEngine.from_settings(self.spec, settings)
+
+    def _watch(self, process: ServerProcess) -> str:
+        """Wait while the server runs and answers; why it stopped ("" when closing)."""
+        silent_since: float | None = None
+        while not self._stop.wait(SUPERVISE_EVERY_S):
+            if process.exited():
+                return process.problem()
+            remote = self._remote
+            if remote is not None and remote.status().state is EngineState.FAILED:
+                silent_since = silent_since or time.monotonic()
+                silent = time.monotonic() - silent_since
+                if silent > self._hang_timeout:
+                    log.warning("%s server (pid %d) has not answered for %.0fs: killing it",
+                                self.server.title, process.pid, silent)
+                    process.kill(f"stopped answering ({silent:.0f}s without an answer)")
+                    process.process.wait(timeout=10)
+                    return process.problem()
+            else:
+                silent_since = None
+        return ""
+
+    def _lost(self, process: ServerProcess, problem: str) -> None:
+        """The server is gone: end its streams with a message that says so, drop its client."""
+        with self._lock:
+            remote, self._remote = self._remote, None
+            live, self._live = list(self._live), set()
+            self._state = EngineState.RESTARTING
+            self._reason = f"The {self.server.title} server {problem}; restarting it."
+        for stream in live:
+            if not stream.done:
+                stream.finish("error", errors.EngineError(self._death_message(problem)))
+        if remote is not None:
+            remote.close()
+        process.stop()  # reaped, and whatever it started is stopped too
+
+    def _ended(self, stream: Stream) -> None:
+        """A stream's end (an observer: readers see the end only after this has run). A stream
+        that failed because its connection broke as the server died says so."""
+        with self._lock:
+            self._live.discard(stream)
+            process = self._process
+        error = stream.error
+        if (stream.finish_reason != "error" or process is None or self._closing
+                or not isinstance(error, errors.TranslatorError)
+                or not any(w in error.user_message for w in _CONNECTION_WORDS)):
+            return
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.process.wait(timeout=1.0)  # the connection breaks while it is exiting
+        if process.exited():
+            stream.error = errors.EngineError(self._death_message(process.problem()))
+
+    def _death_message(self, problem: str) -> str:
+        return (f"The {self.server.title} server {problem} while this was being translated. It "
+                "is being restarted; please try again in a few seconds.")
+
+    def _set(self, state: EngineState, reason: str) -> None:
+        with self._lock:
+            self._state, self._reason = state, reason
+        if state is EngineState.FAILED:
+            log.error("%s", reason)
+
+
+# What the remote engine says when the server went away under a request.
+_CONNECTION_WORDS = ("Could not reach the translation server", "broke mid-answer",
+                     "closed the stream before the end")

@@ -1,0 +1,173 @@
+"""The serving engines the translator can start and manage: what each is, how to install it, and
+its command line, derived from our settings.
+
+A table, not branches (:data:`SERVERS`). Every server is started bound to 127.0.0.1 on a free port,
+serves the model under the name the remote engine then asks for, and gets:
+
+* the precision (``--dtype``), the longest sequence (``--context-tokens``: by default our longest
+  input, plus the prompt's overhead, plus our longest output), the concurrent sequences
+  (``--max-batch-size``) and, on a GPU, the share of its memory (``--gpu-memory``);
+* anything in ``--engine-args``, last, so that it wins (``--tensor-parallel-size 2``).
+
+``llama-server`` (llama.cpp's own server, for GGUF files) also gets the model card's sampling as its
+defaults, because its requests spell the repetition penalty ``repeat_penalty``: the remote engine's
+``repetition_penalty`` would otherwise be ignored and its 1.1 default used.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from hunyuan_webui.errors import InputError
+from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.settings import Settings
+
+LOOPBACK = "127.0.0.1"
+# Our --dtype as vLLM, SGLang and transformers spell it. int8/int4 (bitsandbytes) are refused:
+# these servers run checkpoints quantized ahead of time (FP8, GPTQ, GGUF).
+SERVER_DTYPES = {"auto": "auto", "bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+LLAMA_SERVER_SLOTS = 4  # parallel sequences of llama-server; each gets --context-tokens
+
+
+@dataclass(frozen=True)
+class Server:
+    """One kind of OpenAI-compatible server the translator can manage."""
+
+    engine: str  # the --engine value
+    title: str  # for people: "vLLM"
+    install: str  # how to install it, commands in backticks
+    build: Callable[[Server, ModelSpec, Settings, str, int], list[str]]
+    requires: tuple[str, ...] = ()  # Python packages it needs
+    launcher: tuple[str, ...] = ()  # how it is run ("{python}": this interpreter)...
+    executable: str | None = None  # ...or a program beside this interpreter or on the PATH
+    gguf: bool = False  # it runs GGUF files
+
+    def program(self) -> list[str] | None:
+        """The command that runs it here, or None when it is not installed."""
+        if any(importlib.util.find_spec(name) is None for name in self.requires):
+            return None
+        if self.executable:
+            beside = Path(sys.executable).with_name(self.executable)
+            found = str(beside) if beside.is_file() else shutil.which(self.executable)
+            return [found] if found else None
+        return [sys.executable if part == "{python}" else part for part in self.launcher]
+
+    def missing_message(self) -> str:
+        """One paragraph: what is missing and the command that installs it."""
+        where = (f" into the translator's environment ({Path(sys.executable).parent.parent})"
+                 if self.requires else "")
+        return (f"--engine {self.engine} starts {self.title} as a managed server, but it is not "
+                f"installed here. Install it{where} with {self.install}, then start the "
+                "translator again. Or start any OpenAI-compatible server yourself and pass "
+                "--engine openai --endpoint http://HOST:PORT/v1.")
+
+    def command(self, spec: ModelSpec, settings: Settings, model: str, port: int) -> list[str]:
+        """The full command line; ``model`` is what to load (a directory, hub id or file)."""
+        program = self.program()
+        if program is None:
+            raise InputError(self.missing_message())
+        return [*program, *self.build(self, spec, settings, model, port),
+                *shlex.split(settings.engine_args)]
+
+    def environment(self, settings: Settings) -> dict[str, str]:
+        """Variables to set for it: ``--cpu-threads`` as OpenMP's thread count."""
+        if self.engine == "transformers-serve":
+            _ensure_hub_cache()
+        if not settings.cpu_threads:
+            return {}
+        return {"OMP_NUM_THREADS": str(settings.cpu_threads),
+                "MKL_NUM_THREADS": str(settings.cpu_threads)}
+
+    def served_name(self, spec: ModelSpec, model: str) -> str:
+        """The model name requests carry. transformers serve knows a model only by what it
+        loaded; the others are told to call it by our id."""
+        return model if self.engine == "transformers-serve" else spec.id
+
+
+def _ensure_hub_cache() -> None:
+    """transformers serve answers GET /v1/models with a 500 and a traceback in its log when the
+    hub cache directory does not exist (5.23); the remote engine asks every 15 seconds."""
+    try:
+        from huggingface_hub import constants
+
+        Path(constants.HF_HUB_CACHE).mkdir(parents=True, exist_ok=True)
+    except (ImportError, OSError):  # then the log shows the tracebacks: harmless
+        pass
+
+
+def server_dtype(server: Server, settings: Settings) -> str:
+    dtype = SERVER_DTYPES.get(settings.dtype)
+    if dtype is None:
+        raise InputError(
+            f"--dtype {settings.dtype} quantizes with bitsandbytes, which {server.title} does not "
+            "do: choose a checkpoint quantized ahead of time (an -FP8 or -GPTQ model id), or pass "
+            "its own flags with --engine-args.")
+    return dtype
+
+
+def _vllm(server: Server, spec: ModelSpec, settings: Settings, model: str,
+          port: int) -> list[str]:
+    return ["serve", model, "--host", LOOPBACK, "--port", str(port),
+            "--served-model-name", spec.id, "--dtype", server_dtype(server, settings),
+            "--max-model-len", str(settings.context_length()),
+            "--gpu-memory-utilization", f"{settings.gpu_memory:g}",
+            "--max-num-seqs", str(settings.max_batch_size)]
+
+
+def _sglang(server: Server, spec: ModelSpec, settings: Settings, model: str,
+            port: int) -> list[str]:
+    return ["--model-path", model, "--host", LOOPBACK, "--port", str(port),
+            "--served-model-name", spec.id, "--dtype", server_dtype(server, settings),
+            "--context-length", str(settings.context_length()),
+            "--mem-fraction-static", f"{settings.gpu_memory:g}",
+            "--max-running-requests", str(settings.max_batch_size)]
+
+
+def _llama_server(server: Server, spec: ModelSpec, settings: Settings, model: str,
+                  port: int) -> list[str]:
+    slots = max(1, min(settings.max_batch_size, LLAMA_SERVER_SLOTS))
+    args = ["-m", model, "--host", LOOPBACK, "--port", str(port), "--alias", spec.id,
+            "-c", str(settings.context_length() * slots), "--parallel", str(slots), "--jinja",
+            "-ngl", "0" if settings.device == "cpu" else "99",
+            # The model card's sampling, the penalty over the whole sequence as transformers
+            # applies it (llama.cpp refuses -1 for that).
+            "--temp", "0.7", "--top-k", "20", "--top-p", "0.6", "--min-p", "0",
+            "--repeat-penalty", "1.05", "--repeat-last-n", str(settings.context_length())]
+    if settings.cpu_threads:
+        args += ["--threads", str(settings.cpu_threads)]
+    return args
+
+
+def _transformers(server: Server, spec: ModelSpec, settings: Settings, model: str,
+                  port: int) -> list[str]:
+    return ["serve", model, "--host", LOOPBACK, "--port", str(port), "--device", settings.device,
+            "--dtype", server_dtype(server, settings), "--log-level", "warning"]
+
+
+SERVERS: dict[str, Server] = {s.engine: s for s in (
+    Server("vllm", "vLLM", "`pip install vllm`", _vllm, requires=("vllm",),
+           executable="vllm"),
+    Server("sglang", "SGLang", '`pip install "sglang[all]"`', _sglang,
+           requires=("sglang",), launcher=("{python}", "-m", "sglang.launch_server")),
+    Server("llama-server", "llama.cpp's llama-server",
+           "`brew install llama.cpp` (macOS, Linux), or take llama-server from a release at "
+           "https://github.com/ggml-org/llama.cpp/releases and put it on the PATH",
+           _llama_server, executable="llama-server", gguf=True),
+    Server("transformers-serve", "transformers serve", "`pip install 'transformers[serving]'`",
+           _transformers, requires=("transformers", "openai", "fastapi"),
+           launcher=("{python}", "-m", "transformers.cli.transformers")),
+)}
+
+
+def server_for(engine: str) -> Server:
+    try:
+        return SERVERS[engine]
+    except KeyError:
+        raise InputError(f"--engine {engine} is not a managed server; those are "
+                         f"{', '.join(SERVERS)}.") from None

@@ -1,0 +1,168 @@
+"""What runs inside the engine's child process (see :mod:`hunyuan_webui.engine.process`).
+
+The child builds its engine (:data:`RUNNERS`: our transformers engine,
+:class:`~hunyuan_webui.engine.local.LocalEngine`, or llama.cpp's), answers the parent's
+messages on its main thread, forwards each scheduler pass's text from the scheduler thread, and
+sends a heartbeat (the engine's status) from a third. Errors cross the pipe as (class name,
+message, attributes) and are raised again in the parent as the same :mod:`hunyuan_webui.errors`
+class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+from typing import Any
+
+from hunyuan_webui import errors
+from hunyuan_webui.engine.base import DecodingOptions, Stream
+from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.models import ModelSpec
+
+BEAT_INTERVAL_S = 0.5
+# The engines a child can run, by name: (module, class). Each takes the same keyword arguments
+# and offers ``after_step``, the hook that forwards a scheduler pass's text.
+RUNNERS = {"local": ("hunyuan_webui.engine.local", "LocalEngine"),
+           "llamacpp": ("hunyuan_webui.engine.llamacpp", "LlamaCppEngine")}
+
+
+def error_payload(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
+    if isinstance(exc, TranslatorError):
+        attrs = {k: v for k, v in vars(exc).items() if k != "user_message"
+                 and isinstance(v, str | int | float | bool | list | tuple | type(None))}
+        return type(exc).__name__, exc.user_message, attrs
+    return "TranslatorError", f"Generation failed: {exc}", {}
+
+
+def rebuild_error(payload: tuple[str, str, dict[str, Any]]) -> TranslatorError:
+    name, message, attrs = payload
+    cls = getattr(errors, name, TranslatorError)
+    if not (isinstance(cls, type) and issubclass(cls, TranslatorError)):
+        cls = TranslatorError
+    error = cls.__new__(cls)
+    TranslatorError.__init__(error, message)
+    error.__dict__.update(attrs)
+    return error
+
+
+class _Forwarder:
+    """Sends each scheduler pass's new text and endings to the parent, as one message."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+        self.send_lock = threading.Lock()
+        self.lock = threading.Lock()
+        self.live: dict[int, tuple[Stream, list[int]]] = {}  # key -> (stream, [chunks sent])
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with self.send_lock:
+            self.conn.send(message)
+
+    def add(self, keys: list[int], streams: list[Stream]) -> None:
+        with self.lock:
+            for key, stream in zip(keys, streams):
+                self.live[key] = (stream, [0])
+
+    def flush(self) -> None:
+        deltas: list[tuple[int, str, int]] = []
+        ends: list[tuple[int, str, Any, dict[str, Any]]] = []
+        with self.lock:
+            for key, (stream, sent) in list(self.live.items()):
+                finished = stream.done
+                chunks, _ = stream.read(sent[0], timeout=0)
+                if chunks:
+                    sent[0] += len(chunks)
+                    deltas.append((key, "".join(chunks), stream.usage.completion_tokens))
+                if finished:
+                    del self.live[key]
+                    error = None if stream.error is None else error_payload(stream.error)
+                    ends.append((key, stream.finish_reason or "error", error,
+                                 {"completion_tokens": stream.usage.completion_tokens,
+                                  "first_token": stream.usage.first_token_at is not None}))
+        if deltas or ends:
+            self.send(("step", deltas, ends))
+
+
+def log_settings() -> dict[str, Any]:
+    """The parent's logging choices, which a spawned child does not inherit."""
+    from transformers.utils import logging as hf_logging
+
+    return {"level": logging.getLogger().getEffectiveLevel(),
+            "transformers": hf_logging.get_verbosity(),
+            "progress_bars": hf_logging.is_progress_bar_enabled()}
+
+
+def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
+               log_settings: dict[str, Any], runner: str = "local") -> None:
+    import importlib
+
+    from transformers.utils import logging as hf_logging
+
+    # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
+    # sends "close", or its end of the pipe closes when it exits).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    logging.basicConfig(level=log_settings["level"],
+                        format="%(asctime)s %(levelname)s %(name)s [engine]: %(message)s")
+    hf_logging.set_verbosity(log_settings["transformers"])
+    if not log_settings["progress_bars"]:
+        hf_logging.disable_progress_bar()
+    module, name = RUNNERS[runner]
+    engine = getattr(importlib.import_module(module), name)(spec, **engine_kwargs)
+    forward = _Forwarder(conn)
+    engine.after_step = forward.flush
+    stop = threading.Event()
+    threading.Thread(target=_heartbeat, args=(engine, forward, stop), name="hymt-heartbeat",
+                     daemon=True).start()
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):  # the parent is gone
+                break
+            kind = message[0]
+            if kind == "close":
+                break
+            if kind == "cancel":
+                with forward.lock:
+                    found = [forward.live.get(key) for key in message[1]]
+                for entry in found:
+                    if entry is not None:
+                        entry[0].cancel()
+                continue
+            key = message[1]
+            try:
+                if kind == "submit":
+                    _, _, keys, prompts, options = message
+                    streams = engine.submit(prompts, [DecodingOptions(**o) for o in options])
+                    forward.add(keys, streams)
+                    reply: Any = [s.usage.prompt_tokens for s in streams]
+                    forward.send(("reply", key, True, reply))
+                    forward.flush()  # what the scheduler did before `add` (a 1-token answer)
+                    continue
+                elif kind == "count":
+                    reply = engine.count_tokens(message[2])
+                else:
+                    raise TranslatorError(f"unknown request {kind!r}")
+                forward.send(("reply", key, True, reply))
+            except Exception as exc:  # answered, so the parent raises it where it asked
+                forward.send(("reply", key, False, error_payload(exc)))
+    finally:
+        stop.set()
+        engine.close()
+        with contextlib.suppress(OSError):
+            forward.flush()
+        conn.close()
+
+
+def _heartbeat(engine: Any, forward: _Forwarder, stop: threading.Event) -> None:
+    """The engine's status to the parent, now and every :data:`BEAT_INTERVAL_S`: the parent's
+    ``status()`` reads the latest, and a silence means this process is hung."""
+    while True:
+        try:
+            forward.send(("beat", engine.status()))
+        except (OSError, ValueError):  # the parent is gone
+            return
+        if stop.wait(BEAT_INTERVAL_S):
+            return

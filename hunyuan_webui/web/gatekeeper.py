@@ -1,0 +1,262 @@
+"""The Gatekeeper: one access policy for every request, and files only for their owners.
+
+Plain ASGI middleware around every route, the JSON API and the page alike (not
+``BaseHTTPMiddleware``: streamed answers pass straight through).
+
+- It applies :mod:`hunyuan_webui.web.access` to each request: a key for the API (counted per
+  request), a key or the login or ``--open-page`` for the page, nothing for the information
+  routes. Routes added later are API routes, so they are behind the keys too.
+- It gives each browser a session cookie (``hymt_session``) and keeps files to their owners
+  (:mod:`hunyuan_webui.web.visitor_files`): an upload is recorded for the session that sent it; a
+  page request that names any other file (a ``FileData`` path, in any field of its JSON body) is
+  refused before Gradio reads or copies it; a file is served only to its session.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterator
+from http.cookies import SimpleCookie
+from typing import Any
+
+import anyio
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.responses import JSONResponse
+from starlette.routing import Match, Mount
+
+from hunyuan_webui.errors import AuthError, TranslatorError
+from hunyuan_webui.web.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
+from hunyuan_webui.web.security import UPLOAD_ROUTE, json_error, route_path
+from hunyuan_webui.web.visitor_files import (
+    NOT_UPLOADED,
+    SESSION_COOKIE,
+    SESSION_RE,
+    VisitorFiles,
+    new_session,
+)
+
+log = logging.getLogger("hunyuan_webui.web.gatekeeper")
+
+FILE_ROUTES = ("/gradio_api/file=", "/gradio_api/file/")  # where Gradio serves files
+
+
+async def _refuse(exc: TranslatorError, scope: dict, receive: Callable, send: Callable) -> None:
+    """Refuse in the shape the route's clients read: a protocol router registers its own
+    (``app.state.error_shapes``: path prefixes and a function of the error), else the app's."""
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    headers = {}
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        headers["Retry-After"] = str(max(1, round(retry_after)))
+    if isinstance(exc, AuthError):
+        headers["WWW-Authenticate"] = "Bearer"
+    path = route_path(scope)
+    state = getattr(scope.get("app"), "state", None)
+    for prefixes, shape in getattr(state, "error_shapes", ()):
+        if path.startswith(prefixes):
+            status, body = shape(exc)
+            await JSONResponse(body, status_code=status, headers=headers)(scope, receive, send)
+            return
+    await json_error(scope, exc.http_status, exc.code, exc.user_message, headers)(
+        scope, receive, send)
+
+
+class Gatekeeper:
+    """One access policy for every request, and files only for the session that owns them."""
+
+    def __init__(self, app: Any, access: AccessControl, files: VisitorFiles) -> None:
+        self.app, self.access, self.files = app, access, files
+        self._api_routes: list[Any] | None = None
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, self._clearing_at_shutdown(receive), send)
+            return
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        if self.files.sweep_due():
+            await anyio.to_thread.run_sync(self.files.sweep)
+        path = route_path(scope)
+        kind = route_kind(path, self._is_api(scope))
+        headers = Headers(scope=scope)
+        try:
+            caller = self._authorize(kind, headers)
+        except TranslatorError as exc:
+            await _refuse(exc, scope, receive, send)
+            return
+        state = scope.setdefault("state", {})
+        if caller is not None:
+            state["caller"] = caller  # request.state.caller: the routes and listeners use it
+        if kind == "page":
+            await self._page(path, scope, receive, send, headers)
+        else:
+            await self.app(scope, receive, send)
+
+    def _clearing_at_shutdown(self, receive: Callable) -> Callable:
+        async def receiving() -> dict:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                await anyio.to_thread.run_sync(self.files.clear)
+            return message
+
+        return receiving
+
+    def _authorize(self, kind: str, headers: Headers) -> Caller | None:
+        """The key caller (counted where the route is an API call), or None; raises 401/429."""
+        if kind == "open":
+            return None
+        key = key_in(headers)
+        caller = self.access.identify(key) if key else None
+        if caller is not None and caller.kind != "key":
+            caller = None  # no keys configured: a key is just ignored
+        if kind == "api":
+            caller = caller or self.access.identify(None)  # 401 when keys are configured
+            self.access.count(caller)
+        elif kind == "body_key" and caller is not None:
+            self.access.count(caller)  # without a header key, the route reads api_key itself
+        elif kind == "page" and caller is None and self.access.page_needs_key:
+            raise AuthError(PAGE_CLOSED)
+        return caller
+
+    def _is_api(self, scope: dict) -> bool:
+        """Does one of the JSON app's own routes (templates with parameters included) match?"""
+        if self._api_routes is None:
+            routes = getattr(getattr(scope.get("app"), "router", None), "routes", [])
+            self._api_routes = [r for r in routes if not isinstance(r, Mount)]
+        probe = {**scope, "path": route_path(scope), "root_path": "", "method": scope.get(
+            "method", "GET")}
+        return any(route.matches(probe)[0] is not Match.NONE for route in self._api_routes)
+
+    # -- the page ---------------------------------------------------------------------------------
+    async def _page(self, path: str, scope: dict, receive: Callable, send: Callable,
+                    headers: Headers) -> None:
+        session = _session_cookie(headers)
+        if session is None:
+            session = new_session()
+            send = _setting_cookie(send, session, scope)
+        scope["state"][SESSION_COOKIE] = session
+        method = scope.get("method", "GET")
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+        elif path.startswith(FILE_ROUTES) and method in ("GET", "HEAD"):
+            # Checked exactly as Gradio will read it (the old /file/ form names a relative path).
+            name = path[len(FILE_ROUTES[0] if path.startswith(FILE_ROUTES[0]) else FILE_ROUTES[1]):]
+            if not self.files.owns(session, name):
+                await json_error(scope, 404, "not_found", "No such file for this browser session "
+                                 "(translated files expire after a while).")(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+        elif method == "POST" and path == UPLOAD_ROUTE:
+            await self._upload(scope, receive, send, session)
+        elif method in ("POST", "PUT", "PATCH") and path.startswith("/gradio_api/") and \
+                not headers.get("content-type", "").startswith(("multipart/", "application/x-www")):
+            await self._gradio_call(scope, receive, send, session, headers)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _gradio_call(self, scope: dict, receive: Callable, send: Callable, session: str,
+                           headers: Headers) -> None:
+        """Read the (size-limited) body, refuse it if it names a file this session does not own,
+        then hand the same bytes on."""
+        body, more, messages = b"", True, []
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                messages.append(message)
+                break
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        content_type = headers.get("content-type", "")
+        try:
+            data = json.loads(body) if body.strip() else None
+        except (ValueError, RecursionError):  # also 5,000-digit numbers and 50,000-deep nesting
+            if content_type and "json" not in content_type:
+                data = None  # not JSON at all: Gradio answers it
+            else:
+                await json_error(scope, 400, "invalid_request",
+                                 "Malformed JSON body.")(scope, receive, send)
+                return
+        if any(not self.files.owns(session, p) for p in _named_paths(data)):
+            await json_error(scope, 403, "file_not_uploaded", NOT_UPLOADED)(scope, receive, send)
+            return
+
+        replay = [{"type": "http.request", "body": body, "more_body": False}, *messages]
+
+        async def replayed() -> dict:
+            return replay.pop(0) if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+    async def _upload(self, scope: dict, receive: Callable, send: Callable, session: str) -> None:
+        """Let Gradio store the upload, then record its paths (Gradio's answer) for ``session``
+        before the client can name them."""
+        # Gradio may compress its answer: this one is read here, so it is asked for plain.
+        scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"accept-encoding"]
+        status, chunks = 0, []
+
+        async def recording(message: dict) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body" and status == 200:
+                chunks.append(message.get("body", b""))
+                if not message.get("more_body"):
+                    self._record(session, b"".join(chunks))
+            await send(message)
+
+        await self.app(scope, receive, recording)
+
+    def _record(self, session: str, answer: bytes) -> None:
+        try:
+            paths = json.loads(answer)
+        except ValueError:
+            log.warning("an upload answer was not JSON; its files stay unusable")
+            return
+        for path in paths if isinstance(paths, list) else []:
+            if isinstance(path, str):
+                self.files.add(session, path)
+
+
+def _named_paths(data: Any) -> Iterator[object]:
+    """Every ``path`` a JSON value names as a file (Gradio's ``FileData`` shape, with or
+    without its ``meta``), however deeply nested; iterative, so depth cannot overflow."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "path" in item:
+                yield item["path"]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _session_cookie(headers: Headers) -> str | None:
+    raw = headers.get("cookie")
+    if not raw:
+        return None
+    cookie: SimpleCookie = SimpleCookie()
+    try:
+        cookie.load(raw)
+    except Exception:  # http.cookies raises CookieError, and worse on odd input
+        return None
+    morsel = cookie.get(SESSION_COOKIE)
+    return morsel.value if morsel and SESSION_RE.fullmatch(morsel.value) else None
+
+
+def _setting_cookie(send: Callable, session: str, scope: dict) -> Callable:
+    root = (scope.get("root_path") or "").rstrip("/")
+    cookie = f"{SESSION_COOKIE}={session}; Path={root}/; HttpOnly; SameSite=Lax"
+    if scope.get("scheme") == "https":
+        cookie += "; Secure"
+
+    async def with_cookie(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            MutableHeaders(scope=message).append("set-cookie", cookie)
+        await send(message)
+
+    return with_cookie

@@ -1,0 +1,94 @@
+"""Engines for tests that need no model: each subclasses the real ``Engine`` base class, so it
+cannot drift from the interface the service and the web layer use."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from hunyuan_webui.engine import Engine, EngineState, EngineStatus, Stream
+from hunyuan_webui.engine.base import options_per_prompt
+from hunyuan_webui.errors import EngineError, NotReadyError
+
+LOADING = "The model is still loading; please wait a moment."
+
+
+class LoadingEngine(Engine):
+    """An engine that never finishes loading: what the app serves before the model is warm."""
+
+    def __init__(self, model_id: str = "tencent/Hunyuan-MT-7B", spec: Any = None) -> None:
+        self.model_id = model_id
+        if spec is not None:
+            self.spec = spec
+
+    def submit(self, prompts: Sequence[str], options: Any) -> list[Stream]:
+        raise NotReadyError(LOADING)
+
+    def status(self) -> EngineStatus:
+        return EngineStatus(state=EngineState.LOADING, model=self.model_id)
+
+    def count_tokens(self, text: str) -> int:
+        raise NotReadyError(LOADING)
+
+
+class FakeEngine(Engine):
+    """Answers each prompt with its last line upper-cased (a stand-in translation)."""
+
+    model_id = "tencent/Hunyuan-MT-7B"
+
+    def status(self) -> EngineStatus:
+        return EngineStatus(EngineState.READY, self.model_id)
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+    @staticmethod
+    def answer(stream: Stream) -> None:
+        stream.push(stream.prompt.splitlines()[-1].upper())
+        stream.finish("stop")
+
+
+class InstantEngine(FakeEngine):
+    """Every answer has ended before ``submit`` returns, as a one-token answer from a fast engine
+    (or a pipe message processed first) can."""
+
+    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
+        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
+        for stream in streams:
+            self.answer(stream)
+        return streams
+
+
+class PipeEngine(FakeEngine):
+    """Like the child-process engine: ``submit`` waits for a reply that one receiver thread
+    delivers, and that same thread also ends earlier streams (running their observers), in the
+    order its messages arrive."""
+
+    def __init__(self) -> None:
+        self.inbox: queue.Queue[Any] = queue.Queue()
+        self.open: list[Stream] = []
+        threading.Thread(target=self._receive, daemon=True).start()
+
+    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
+        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
+        replied = threading.Event()
+        self.inbox.put(self._end_open)  # earlier answers arrive before this reply
+        self.inbox.put(lambda: self.open.extend(streams))
+        self.inbox.put(replied.set)
+        if not replied.wait(5):
+            raise EngineError("The engine process did not answer within 5s.")
+        return streams
+
+    def _end_open(self) -> None:
+        ending, self.open = self.open, []
+        for stream in ending:
+            self.answer(stream)
+
+    def _receive(self) -> None:
+        while True:
+            try:
+                self.inbox.get(timeout=0.3)()
+            except queue.Empty:
+                self._end_open()

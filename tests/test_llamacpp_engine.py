@@ -1,0 +1,205 @@
+"""GGUF checkpoints through llama.cpp (``--engine llamacpp``), on a GGUF of the demo model.
+
+The GGUF is written from the demo checkpoint's own weights (F32, nothing quantized) by
+:func:`~hunyuan_webui.engine.gguf_files.write_gguf`. llama.cpp then renders the same prompt
+tokens as transformers, and greedy decoding gives the PyTorch engine's answers, for every demo
+phrase, also when all of them are decoded in one batch. The first tests need no model: which file
+of a GGUF repository is taken, and the messages people get.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+from apphelpers import LONG_PAIR, LONG_TEXT, wait_until
+
+from hunyuan_webui import models
+from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.engine import (
+    GREEDY,
+    DecodingOptions,
+    EngineState,
+    close_engines,
+    get_engine,
+    llama_model,
+)
+from hunyuan_webui.engine.gguf_files import ensure_demo_gguf, pick_file, quant_of, write_gguf
+from hunyuan_webui.engine.llamacpp import LlamaCppEngine
+from hunyuan_webui.engine.process import ProcessEngine
+from hunyuan_webui.errors import InputError, ModelLoadError
+from hunyuan_webui.prompts import translation_prompt
+from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.settings import Settings
+
+HY_MT2_7B = ["README.md", "Hy-MT2-7B-Q4_K_M.gguf", "HY-MT2-7B-Q6_K.gguf", "HY-MT2-7B-Q8_0.gguf",
+             "Hy-MT2-7B-F16-00001-of-00002.gguf", "Hy-MT2-7B-F16-00002-of-00002.gguf",
+             "mmproj-Hy-MT2-7B-F16.gguf"]
+
+
+# -- no model --------------------------------------------------------------------------------
+def test_the_file_is_chosen_by_quantization_whatever_its_case():
+    assert pick_file(HY_MT2_7B) == "Hy-MT2-7B-Q4_K_M.gguf"  # the default, Q4_K_M
+    assert pick_file(HY_MT2_7B, "q8_0") == "HY-MT2-7B-Q8_0.gguf"
+    assert pick_file(HY_MT2_7B, "F16") == "Hy-MT2-7B-F16-00001-of-00002.gguf"  # the first shard
+    assert pick_file(["Hy-MT2-1.8B-2Bit.gguf", "README.md"]) == "Hy-MT2-1.8B-2Bit.gguf"  # the one
+    assert [quant_of(f) for f in ("a/HY-MT1.5-1.8B-IQ4_XS.gguf", "x.BF16.gguf", "Hy-2Bit.gguf")] \
+        == ["IQ4_XS", "BF16", "2Bit"]
+
+
+def test_a_missing_quantization_lists_the_ones_there_are():
+    with pytest.raises(ModelLoadError) as err:
+        pick_file(HY_MT2_7B, "Q5_K_M")
+    assert err.value.user_message == ("No Q5_K_M file among the GGUF files there; choose one of "
+                                      "F16, Q4_K_M, Q6_K, Q8_0 with --gguf-quant.")
+
+
+def test_a_gguf_file_is_a_model_with_the_sidecar_beside_it(tmp_path):
+    gguf = tmp_path / "HY-MT1.5-1.8B-Q8_0.gguf"
+    gguf.write_bytes(b"GGUF")
+    spec = models.resolve(str(gguf))
+    assert (spec.id, spec.local_path, spec.prequantized) == (str(gguf), str(gguf), "gguf")
+    assert spec.family.value == "hy-mt1.5"  # from its name
+    (tmp_path / "hymt.json").write_text(json.dumps({"family": "hunyuan-mt", "params_b": 0.5}))
+    assert models.resolve(str(gguf)).family.value == "hunyuan-mt"
+
+
+def test_without_llama_cpp_python_the_message_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(llama_model, "available", lambda: False)
+    with pytest.raises(InputError) as err:
+        get_engine(Settings(engine="llamacpp", model="tencent/Hy-MT2-1.8B-GGUF"))
+    assert err.value.user_message == (
+        "llama.cpp runs GGUF checkpoints here through the llama-cpp-python package, which is not "
+        "installed. Install it into this environment with `pip install llama-cpp-python` (it "
+        "compiles llama.cpp, which takes a few minutes; add CMAKE_ARGS=\"-DGGML_CUDA=on\" for an "
+        "NVIDIA GPU or CMAKE_ARGS=\"-DGGML_METAL=on\" on a Mac), then start the translator again.")
+
+
+def test_only_byte_level_hunyuan_checkpoints_are_written(tmp_path, demo_path):
+    shutil.copytree(demo_path, tmp_path / "other")
+    config = json.loads((tmp_path / "other" / "config.json").read_text())
+    (tmp_path / "other" / "config.json").write_text(json.dumps({**config, "model_type": "llama"}))
+    with pytest.raises(ValueError, match="only hunyuan_v1_dense checkpoints are written here"):
+        write_gguf(tmp_path / "other", tmp_path / "x.gguf")
+
+
+# -- the demo model through llama.cpp ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def gguf_spec() -> models.ModelSpec:
+    return models.resolve(str(ensure_demo_gguf()))
+
+
+@pytest.fixture(scope="module")
+def llama(gguf_spec) -> Iterator[LlamaCppEngine]:
+    """llama.cpp in this process, for what the child process does not expose (prompt tokens)."""
+    engine = LlamaCppEngine(gguf_spec, max_new_tokens=64, cpu_threads=1)
+    assert engine.wait_ready(60).state == EngineState.READY, engine.status().reason
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def llamacpp(gguf_spec) -> Iterator[ProcessEngine]:
+    """What --engine llamacpp builds: llama.cpp in the supervised engine process."""
+    engine = ProcessEngine(gguf_spec, runner="llamacpp", max_new_tokens=64, max_batch_size=16,
+                           max_queued=64, cpu_threads=1, context_tokens=2048)
+    status = engine.wait_ready(120)
+    assert status.state == EngineState.READY, status.reason
+    yield engine
+    engine.close()
+
+
+@pytest.mark.slow
+def test_the_prompt_tokens_are_the_checkpoints_own(llama, engine, phrases):
+    for p in phrases:
+        assert llama.render(p.prompt) == engine.render(p.prompt)
+    assert llama.count_tokens("谢谢你的帮助。") == engine.count_tokens("谢谢你的帮助。")
+
+
+@pytest.mark.slow
+def test_every_demo_phrase_comes_back_exact_through_llama_cpp(llamacpp, engine, phrases):
+    """All 50 at once (one continuous batch) and one at a time: the PyTorch engine's answers."""
+    prompts = [p.prompt for p in phrases]
+    batched = [s.result() for s in llamacpp.submit(prompts, GREEDY)]
+    torch_texts = [s.result() for s in engine.submit(prompts, GREEDY)]
+    assert batched == torch_texts == [p.target for p in phrases]
+    assert [llamacpp.generate(p, GREEDY) for p in prompts[:10]] == torch_texts[:10]
+    status = llamacpp.status()
+    assert (status.device, status.dtype, status.extra["gguf"]) == (
+        "cpu (llama.cpp)", "F32", "hunyuan-mt-demo-F32.gguf")
+
+
+@pytest.mark.slow
+def test_the_service_streams_valid_text_and_caches_it(llamacpp, gguf_spec, demo_settings, phrases):
+    settings = replace(demo_settings, model=gguf_spec.id, engine="llamacpp", cache_size=64)
+    translator = Translator(llamacpp, gguf_spec, settings, cache=PhraseCache(size=64))
+    request = TranslationRequest("谢谢你的帮助。今天天气很好。", "en", "zh", options=GREEDY)
+    updates = list(translator.start(request))
+    deltas = [u.delta for u in updates if u.delta]
+    assert len(deltas) >= 3 and all("\ufffd" not in d for d in deltas)
+    assert "".join(deltas) == updates[-1].result.text == \
+        "Thank you for your help. The weather is nice today."
+    again = translator.translate(request)
+    assert again.text == updates[-1].result.text and again.cached_segments == 2
+    for p in phrases[:5]:  # the model card's sampling, with a seed
+        options = DecodingOptions(seed=3)
+        assert llamacpp.generate(p.prompt, options) == p.target
+
+
+@pytest.mark.slow
+def test_length_cap_and_cancel_free_their_slots(llama, phrases):
+    longest = max(phrases, key=lambda p: len(p.target))
+    capped = llama.stream(longest.prompt, DecodingOptions(deterministic=True, max_new_tokens=3))
+    assert longest.target.startswith(capped.result())
+    assert (capped.finish_reason, capped.usage.completion_tokens) == ("length", 3)
+    # en -> th, the demo model runs on for hundreds of tokens on this text
+    stream = llama.stream(translation_prompt(LONG_TEXT, *LONG_PAIR),
+                          DecodingOptions(deterministic=True, max_new_tokens=500))
+    next(iter(stream))
+    stream.cancel()
+    stream.result()
+    assert stream.finish_reason == "cancelled" and stream.usage.completion_tokens < 500
+    assert wait_until(lambda: llama.status().active == 0, 5)
+    assert llama.generate(phrases[2].prompt, GREEDY) == phrases[2].target
+
+
+@pytest.mark.slow
+def test_demo_with_engine_llamacpp_runs_the_gguf(phrases):
+    settings = Settings(engine="llamacpp", demo=True, max_new_tokens=64, cpu_threads=1,
+                        warmup=False).with_demo()
+    assert settings.model == str(ensure_demo_gguf())
+    try:
+        engine = get_engine(settings)
+        assert isinstance(engine, ProcessEngine) and engine.wait_ready(120).ready
+        assert engine.generate(phrases[0].prompt, GREEDY) == phrases[0].target
+    finally:
+        close_engines()
+
+
+@pytest.mark.slow
+def test_an_architecture_llama_cpp_does_not_know_fails_with_its_words(tmp_path):
+    import gguf
+
+    writer = gguf.GGUFWriter(str(tmp_path / "odd.gguf"), "no-such-arch")
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    engine = LlamaCppEngine(models.resolve(str(tmp_path / "odd.gguf")), warmup=False)
+    try:
+        status = engine.wait_ready(30)
+        assert status.state == EngineState.FAILED
+        assert status.reason.startswith("llama.cpp could not load odd.gguf: ")
+        assert "unknown model architecture: 'no-such-arch'" in status.reason
+    finally:
+        engine.close()
+
+
+@pytest.fixture
+def demo_path() -> str:
+    from hunyuan_webui.demo_model import DEMO_DIR
+
+    return str(DEMO_DIR)

@@ -1,0 +1,143 @@
+"""The managed servers' command lines and messages, without starting any (the fast lane).
+
+What a person sees when a server is not installed, the exact flags each server gets from our
+settings, the restart policy's arithmetic, and which engines take which checkpoint formats.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from hunyuan_webui import models
+from hunyuan_webui.engine import get_engine
+from hunyuan_webui.engine.restarts import RestartPolicy
+from hunyuan_webui.engine.servers import SERVERS, Server
+from hunyuan_webui.errors import InputError
+from hunyuan_webui.settings import Settings
+
+MT7B = models.resolve("tencent/Hunyuan-MT-7B")
+
+
+def installed(name: str) -> Server:
+    """The server as if its program were on the PATH under its plain name."""
+    server = SERVERS[name]
+    return replace(server, requires=(), executable=None,
+                   launcher=(server.executable or name,))
+
+
+def test_vllm_is_sized_from_our_settings():
+    settings = Settings(max_input_tokens=2000, max_new_tokens=1000, max_batch_size=8,
+                        gpu_memory=0.8, dtype="bf16")
+    assert installed("vllm").command(MT7B, settings, MT7B.source, 8123) == [
+        "vllm", "serve", "tencent/Hunyuan-MT-7B", "--host", "127.0.0.1", "--port", "8123",
+        "--served-model-name", "tencent/Hunyuan-MT-7B", "--dtype", "bfloat16",
+        "--max-model-len", "4024", "--gpu-memory-utilization", "0.8", "--max-num-seqs", "8"]
+
+
+def test_sglang_gets_the_same_settings_in_its_own_words_and_extra_args_come_last():
+    settings = Settings(context_tokens=8192, engine_args="--tp 2 --enable-metrics")
+    assert installed("sglang").command(MT7B, settings, MT7B.source, 30000) == [
+        "sglang", "--model-path", "tencent/Hunyuan-MT-7B", "--host", "127.0.0.1",
+        "--port", "30000", "--served-model-name", "tencent/Hunyuan-MT-7B", "--dtype", "auto",
+        "--context-length", "8192", "--mem-fraction-static", "0.9",
+        "--max-running-requests", "16", "--tp", "2", "--enable-metrics"]
+
+
+def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
+    spec = models.resolve("tencent/HY-MT1.5-1.8B-GGUF")
+    command = installed("llama-server").command(
+        spec, Settings(device="cpu", cpu_threads=3), "/m/HY-MT1.5-1.8B-Q8_0.gguf", 8080)
+    assert command == [
+        "llama-server", "-m", "/m/HY-MT1.5-1.8B-Q8_0.gguf", "--host", "127.0.0.1",
+        "--port", "8080", "--alias", "tencent/HY-MT1.5-1.8B-GGUF", "-c", "28672",
+        "--parallel", "4", "--jinja", "-ngl", "0", "--temp", "0.7", "--top-k", "20",
+        "--top-p", "0.6", "--min-p", "0", "--repeat-penalty", "1.05", "--repeat-last-n", "7168",
+        "--threads", "3"]
+
+
+def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):
+    spec = models.resolve(demo_path)
+    server = installed("transformers-serve")
+    assert server.command(spec, Settings(device="cpu"), spec.source, 9000) == [
+        "transformers-serve", "serve", spec.source, "--host", "127.0.0.1",
+        "--port", "9000", "--device", "cpu", "--dtype", "auto", "--log-level", "warning"]
+    assert server.served_name(spec, spec.source) == spec.source
+    assert SERVERS["vllm"].served_name(spec, spec.source) == spec.id
+
+
+def test_a_missing_server_is_one_paragraph_with_the_install_command():
+    venv = Path(sys.executable).parent.parent
+    with pytest.raises(InputError) as err:
+        get_engine(Settings(engine="vllm", model=MT7B.id))
+    assert err.value.user_message == (
+        "--engine vllm starts vLLM as a managed server, but it is not installed here. Install "
+        f"it into the translator's environment ({venv}) with `pip install vllm`, then start the "
+        "translator again. Or start any OpenAI-compatible server yourself and pass --engine "
+        "openai --endpoint http://HOST:PORT/v1.")
+
+
+def test_a_missing_program_is_named_with_where_to_get_it(monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(InputError) as err:
+        SERVERS["llama-server"].command(MT7B, Settings(), "x.gguf", 1)
+    assert err.value.user_message == (
+        "--engine llama-server starts llama.cpp's llama-server as a managed server, but it is "
+        "not installed here. Install it with `brew install llama.cpp` (macOS, Linux), or take "
+        "llama-server from a release at https://github.com/ggml-org/llama.cpp/releases and put "
+        "it on the PATH, then start the translator again. Or start any OpenAI-compatible server "
+        "yourself and pass --engine openai --endpoint http://HOST:PORT/v1.")
+
+
+def test_bitsandbytes_precisions_are_refused_with_what_to_do_instead():
+    with pytest.raises(InputError) as err:
+        installed("vllm").command(MT7B, Settings(dtype="int4"), MT7B.source, 1)
+    assert err.value.user_message == (
+        "--dtype int4 quantizes with bitsandbytes, which vLLM does not do: choose a checkpoint "
+        "quantized ahead of time (an -FP8 or -GPTQ model id), or pass its own flags with "
+        "--engine-args.")
+
+
+def test_the_context_length_follows_the_input_and_output_limits():
+    assert Settings().context_length() == 4096 + 1024 + 2048
+    assert Settings(max_input_tokens=100, max_new_tokens=50).context_length() == 1174
+    assert Settings(context_tokens=3000).context_length() == 3000
+    with pytest.raises(InputError, match="--gpu-memory must be a share"):
+        Settings(gpu_memory=1.5)
+
+
+def test_engines_and_checkpoint_formats_must_match(demo_path, tmp_path):
+    gguf = tmp_path / "Hy-MT2-1.8B-Q4_K_M.gguf"
+    gguf.write_bytes(b"GGUF")
+    with pytest.raises(InputError) as err:
+        get_engine(Settings(engine="llamacpp", model=demo_path))
+    assert err.value.user_message == (
+        f"--engine llamacpp runs GGUF files, and {Path(demo_path).resolve()} is not one: pass a "
+        ".gguf file or a -GGUF repository with --model (e.g. tencent/Hy-MT2-1.8B-GGUF), or "
+        "choose another --engine.")
+    with pytest.raises(InputError) as err:
+        get_engine(Settings(engine="process", model=str(gguf)))
+    assert err.value.user_message == (
+        f"{gguf} is a GGUF checkpoint, which transformers does not run here: use --engine "
+        "llamacpp (or llama-server).")
+
+
+def test_restarts_back_off_and_then_stop_with_the_reason():
+    policy = RestartPolicy("The vLLM server", limit=2, window_s=60, backoff_s=(0.5, 2.0))
+    assert policy.failed("stopped unexpectedly (exit code 1)", 10) == 0.5
+    assert policy.failed("stopped unexpectedly (exit code 1)", 11) == 2.0
+    assert policy.failed("stopped unexpectedly (killed by signal 9)", 12) is None
+    assert policy.given_up == (
+        "The vLLM server failed 3 times within 1 minutes (last: it stopped unexpectedly (killed "
+        "by signal 9)); it is not restarted again. See the server log, then restart the "
+        "translator.")
+
+
+@pytest.fixture
+def demo_path() -> str:
+    from hunyuan_webui.demo_model import DEMO_DIR
+
+    return str(DEMO_DIR)
