@@ -87,3 +87,11 @@ FORMATS: dict[str, ChatFormat] = {
     )
 }
 DEFAULT_FORMAT = "7b"
+
+
+def chat_format(fmt: ChatFormat | str = DEFAULT_FORMAT) -> ChatFormat:
+    if isinstance(fmt, ChatFormat):
+        return fmt
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown demo chat format {fmt!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[fmt]
