@@ -3,8 +3,9 @@
 With a GPU, the rows of :data:`GPU_TABLE` are tried in order, the first that fits the free GPU
 memory *with room for the KV cache* wins: Hy-MT2-7B in bf16, else int8, else int4, then the 1.8B.
 Without one, a 7B is never tried: the rows of :data:`CPU_TABLE` are (a 1.8B model; its GGUF build
-first, once an in-process engine for GGUF exists), and when none can be had the bundled demo model
-is served, with a banner on the page and a log line that say what it is, that it knows only its
+first, run by llama.cpp (``--engine llamacpp``) when llama-cpp-python is installed and the
+``--gguf-quant`` file is in the hub cache), and when none can be had the bundled demo model is
+served, with a banner on the page and a log line that say what it is, that it knows only its
 phrase table, and the commands for a real model.
 
 A row is taken only when its weights are in the Hugging Face cache (looked up on disk, never on
@@ -25,7 +26,7 @@ from typing import Protocol
 
 from hunyuan_webui import models
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.settings import Settings
+from hunyuan_webui.settings import GGUF_ENGINES, Settings
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +35,10 @@ KV_ROOM_USERS = 16  # translations in flight the KV-cache room is sized for
 KV_ROOM_TOKENS = 2000  # tokens each (prompt + answer)
 OVERHEAD_GIB = 1.0  # CUDA context, activations, fragmentation
 HUB_TIMEOUT_S = 5.0
-# Engines that run a model inside this app (GGUF needs one that does not exist yet).
-IN_PROCESS_ENGINES = frozenset({"transformers"})
+# Engines that run a model inside this app: transformers, and llama.cpp for GGUF builds.
+IN_PROCESS_ENGINES = frozenset({"transformers", "llama.cpp"})
+# --engine values a chosen GGUF row may replace by llamacpp (the in-process ones, and itself).
+GGUF_SWITCHABLE = frozenset({"local", "process", "llamacpp"})
 
 
 @dataclass(frozen=True)
@@ -80,9 +83,20 @@ class Probe(Protocol):
 
     def downloadable(self, model_id: str) -> bool: ...
 
+    def runs_gguf(self) -> bool: ...  # llama-cpp-python is importable
+
 
 class MachineProbe:
-    """The real machine and the real hub (cache on disk; the network with a short deadline)."""
+    """The real machine and the real hub (cache on disk; the network with a short deadline).
+    A GGUF repository counts as cached when its ``gguf_quant`` file is."""
+
+    def __init__(self, gguf_quant: str = "Q4_K_M") -> None:
+        self.gguf_quant = gguf_quant
+
+    def runs_gguf(self) -> bool:
+        from hunyuan_webui.engine.llama_model import available
+
+        return available()
 
     def gpu_free_gib(self) -> list[float]:
         import torch
@@ -109,7 +123,7 @@ class MachineProbe:
             return False
         snapshot = Path(config).parent if isinstance(config, str) else None
         if snapshot is None:  # GGUF repos carry no config.json: look for a .gguf file
-            return _cached_gguf(model_id)
+            return _cached_gguf(model_id, self.gguf_quant)
         index = snapshot / "model.safetensors.index.json"
         if index.is_file():
             import json
@@ -142,11 +156,21 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
-def _cached_gguf(model_id: str) -> bool:
+def _cached_gguf(model_id: str, quant: str) -> bool:
+    """Whether the hub cache holds the file of ``model_id`` that ``--gguf-quant`` would load."""
     from huggingface_hub import constants
 
+    from hunyuan_webui.engine.gguf_files import pick_file
+    from hunyuan_webui.errors import ModelLoadError
+
     repo = Path(constants.HF_HUB_CACHE) / f"models--{model_id.replace('/', '--')}"
-    return any(repo.glob("snapshots/*/*.gguf"))
+    for snapshot in repo.glob("snapshots/*"):
+        try:
+            pick_file([str(p.relative_to(snapshot)) for p in snapshot.rglob("*.gguf")], quant)
+            return True
+        except ModelLoadError:
+            continue
+    return False
 
 
 def choose(settings: Settings, probe: Probe | None = None) -> Choice:
@@ -159,7 +183,7 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
     if settings.engine == "openai":
         raise InputError("With --engine openai, say which model the server runs, e.g. --model "
                          "tencent/Hy-MT2-7B (its prompts and decoding defaults follow it).")
-    probe = probe or MachineProbe()
+    probe = probe or MachineProbe(settings.gguf_quant)
     gpus = [] if settings.device in ("cpu", "mps") else probe.gpu_free_gib()
     free = sum(gpus)  # several GPUs: the layers are spread over them
     if gpus:
@@ -188,20 +212,38 @@ def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: P
     for row in table:
         if settings.dtype not in ("auto", row.dtype) or row.need_gib() > free_gib:
             continue
-        if not set(row.spec.engines) & IN_PROCESS_ENGINES:
-            log.info("launch choice: skipping %s (needs %s, which this app cannot run yet)",
-                     row.model, ", ".join(row.spec.engines))
+        gguf = row.spec.prequantized == "gguf"
+        engine = _engine_for(row, settings, probe)
+        if engine is None:
             continue
+        # A GGUF row is taken only from the cache: the 1.8B's safetensors row may still download.
         source = "cached" if probe.cached(row.model) else (
-            "to download" if probe.downloadable(row.model) else "")
+            "to download" if not gguf and probe.downloadable(row.model) else "")
         if not source:
-            log.info("launch choice: skipping %s (weights neither cached nor downloadable)",
-                     row.model)
+            log.info("launch choice: skipping %s (weights %s)", row.model,
+                     "not cached" if gguf else "neither cached nor downloadable")
             continue
         chosen = replace(settings, model=row.model, dtype=row.dtype,
-                         device=device or settings.device)
-        return Choice(chosen, f"{row.model} in {row.dtype} (about {row.need_gib():.0f} GiB with "
+                         device=device or settings.device, engine=engine)
+        precision = f"{settings.gguf_quant} through llama.cpp" if gguf else row.dtype
+        return Choice(chosen, f"{row.model} in {precision} (about {row.need_gib():.0f} GiB with "
                               f"KV-cache room; {where}; weights {source})")
+    return None
+
+
+def _engine_for(row: Row, settings: Settings, probe: Probe) -> str | None:
+    """The --engine that runs ``row`` given the one asked for, or None (logged) if none does."""
+    gguf = row.spec.prequantized == "gguf"
+    if gguf and settings.engine in GGUF_SWITCHABLE and not probe.runs_gguf():
+        log.info("launch choice: skipping %s (needs llama-cpp-python, which is not installed)",
+                 row.model)
+        return None
+    if gguf and settings.engine in GGUF_SWITCHABLE:
+        return "llamacpp"
+    if gguf == (settings.engine in GGUF_ENGINES):  # llama-server; or transformers and servers
+        return settings.engine
+    log.info("launch choice: skipping %s (--engine %s does not run it)", row.model,
+             settings.engine)
     return None
 
 
@@ -221,7 +263,10 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     banner = f"**Demo model.** {why} This is {what}. {commands}"
     if asked:
         banner = f"**Demo model.** This is {what}. {commands}"
-    return Choice(replace(settings, model=str(directory), demo=True), reason, banner)
+    demo = replace(settings, model=str(directory), demo=True)
+    if settings.engine in GGUF_ENGINES:  # llama.cpp runs the demo as a GGUF file
+        demo = demo.with_demo()
+    return Choice(demo, reason, banner)
 
 
 def markdown_table() -> str:
@@ -232,8 +277,8 @@ def markdown_table() -> str:
         rows.append(f"| ≥ {row.need_gib():.1f} GiB | `{row.model}` | {row.dtype} | "
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")
     for row in CPU_TABLE:
-        note = "" if set(row.spec.engines) & IN_PROCESS_ENGINES else \
-            " (once an in-process GGUF engine exists)"
+        note = (" (`--engine llamacpp`; with llama-cpp-python installed and the file cached)"
+                if row.spec.prequantized == "gguf" else "")
         rows.append(f"| no GPU, ≥ {row.need_gib():.1f} GiB of RAM | `{row.model}`{note} | "
                     f"{'Q4_K_M' if row.spec.prequantized == 'gguf' else row.dtype} | "
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")

@@ -27,6 +27,7 @@ class FakeProbe:
     in_cache: set[str] = field(default_factory=set)
     online: set[str] = field(default_factory=set)
     asked: list[str] = field(default_factory=list)
+    llama_cpp: bool = False  # llama-cpp-python importable
 
     def gpu_free_gib(self) -> list[float]:
         return list(self.gpus)
@@ -41,6 +42,9 @@ class FakeProbe:
     def downloadable(self, model_id: str) -> bool:
         self.asked.append(model_id)
         return model_id in self.online
+
+    def runs_gguf(self) -> bool:
+        return self.llama_cpp
 
 
 EVERYTHING = {SEVEN, SMALL}
@@ -94,7 +98,7 @@ def test_without_a_gpu_or_weights_the_demo_model_is_served_with_a_banner():
     assert picked.settings.model == str(demo_dir())
     assert picked.settings.port == 9999 and picked.settings.demo
     assert probe.asked == [SMALL, SMALL]  # cached? downloadable? Only the 1.8B; the GGUF needs
-    # an engine this app does not have yet, so its weights are not even looked for.
+    # llama-cpp-python, not installed here, so its weights are not even looked for.
     what = ("the bundled demo model (demo-model, under 1M parameters): it knows only the 50 "
             "phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your help, and "
             "answers anything else with nonsense")
@@ -186,3 +190,46 @@ def test_the_hardware_check_runs_for_every_in_process_engine():
 def test_the_readme_shows_the_launch_table():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
     assert choice.markdown_table() in readme, "regenerate with: python scripts/update_readme.py"
+
+
+GGUF_SMALL = "tencent/Hy-MT2-1.8B-GGUF"
+
+
+def test_without_a_gpu_a_cached_gguf_runs_through_llama_cpp_when_it_is_installed():
+    probe = FakeProbe(in_cache={GGUF_SMALL, SMALL}, llama_cpp=True)
+    picked = choice.choose(Settings(), probe)
+    assert (picked.settings.model, picked.settings.engine) == (GGUF_SMALL, "llamacpp")
+    assert picked.reason.startswith(f"{GGUF_SMALL} in Q4_K_M through llama.cpp (about ")
+    assert picked.banner == ""
+    # Not installed: the row is skipped and its weights are not looked for.
+    probe = FakeProbe(in_cache={GGUF_SMALL, SMALL})
+    picked = choice.choose(Settings(), probe)
+    assert (picked.settings.model, picked.settings.engine) == (SMALL, "process")
+    assert GGUF_SMALL not in probe.asked
+
+
+def test_a_gguf_row_is_taken_from_the_cache_only_and_never_by_a_server_engine():
+    probe = FakeProbe(online={GGUF_SMALL, SMALL}, llama_cpp=True)
+    picked = choice.choose(Settings(), probe)
+    assert (picked.settings.model, picked.settings.engine) == (SMALL, "process")
+    assert probe.asked == [GGUF_SMALL, SMALL, SMALL]  # the GGUF: cached? only
+    picked = choice.choose(Settings(engine="vllm"),
+                           FakeProbe(in_cache={GGUF_SMALL}, online={SMALL}, llama_cpp=True))
+    assert (picked.settings.model, picked.settings.engine) == (SMALL, "vllm")
+    # --engine llamacpp: only GGUF rows.
+    picked = choice.choose(Settings(engine="llamacpp"),
+                           FakeProbe(in_cache={GGUF_SMALL, SMALL}, llama_cpp=True))
+    assert (picked.settings.model, picked.settings.engine) == (GGUF_SMALL, "llamacpp")
+
+
+def test_the_real_probe_counts_a_gguf_repository_cached_only_with_the_quantization_asked_for(
+        monkeypatch, tmp_path):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    snapshot = tmp_path / "models--tencent--Hy-MT2-1.8B-GGUF" / "snapshots" / "def"
+    snapshot.mkdir(parents=True)
+    (snapshot / "Hy-MT2-1.8B-Q8_0.gguf").write_bytes(b"")
+    (snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf").write_bytes(b"")
+    assert choice.MachineProbe("Q8_0").cached(GGUF_SMALL) is True
+    assert choice.MachineProbe("Q2_K").cached(GGUF_SMALL) is False
