@@ -28,6 +28,7 @@ def _translate(argv: Sequence[str]) -> int:
                         help="Source language code, or auto (default) to detect it.")
     parser.add_argument("--deterministic", action="store_true",
                         help="Greedy decoding instead of the model card's sampling.")
+    _mode_arguments(parser)
     parser.add_argument("text", nargs="*", help="Text to translate (default: standard input).")
     own, _ = parser.parse_known_args(argv)
     settings, unknown = settings_mod.from_sources(argv, parser=parser)
@@ -39,13 +40,20 @@ def _translate(argv: Sequence[str]) -> int:
     if own.source.lower() != languages.AUTO:
         languages.normalize(own.source)
     _quiet_transformers()
-    if settings.demo:
-        settings = settings.with_demo()
+    from hunyuan_webui.app import check_hardware
+    from hunyuan_webui.choice import choose
+
+    asked_for_demo = settings.demo
+    choice = choose(settings)
+    settings = choice.settings
+    if choice.banner and not asked_for_demo:  # chosen for want of a real model: say so
+        print(f"[{choice.reason}]", file=sys.stderr)
+    check_hardware(settings)
     text = " ".join(own.text) if own.text else sys.stdin.read()
     # The library, as a notebook uses it: load and wait, then stream one job.
     with Translator.from_settings(settings) as translator:
         job = translator.job(text, to=own.target, source=own.source,
-                             deterministic=own.deterministic)
+                             deterministic=own.deterministic, **_mode_fields(own))
         for update in job:
             sys.stdout.write(update.delta)
             sys.stdout.flush()
@@ -53,6 +61,43 @@ def _translate(argv: Sequence[str]) -> int:
                 print(f"\n[{update.result.notice}]", file=sys.stderr, end="")
         sys.stdout.write("\n")
     return 0
+
+
+def _mode_arguments(parser: argparse.ArgumentParser) -> None:
+    from hunyuan_webui.modes import MODE_HELP, MODES
+    from hunyuan_webui.structured import FORMATS
+
+    group = parser.add_argument_group("translation mode")
+    group.add_argument("--mode", choices=MODES, default="translate",
+                       help="; ".join(f"{m}: {h}" for m, h in MODE_HELP.items()))
+    group.add_argument("--term", action="append", default=[], metavar="SOURCE=TARGET",
+                       help="A glossary pair (repeat it for more).")
+    group.add_argument("--glossary-file", metavar="CSV", help="Glossary pairs, one per row.")
+    group.add_argument("--context", default="", help="context mode: surrounding text or "
+                       "background information (not translated).")
+    group.add_argument("--style", default="", help="style mode: the style, in free text.")
+    group.add_argument("--instruction", action="append", default=[], metavar="TEXT",
+                       help="instructions mode: one instruction (repeat it for more).")
+    group.add_argument("--data-format", choices=list(FORMATS), default="",
+                       help="structured mode: the data's format (default: detected).")
+
+
+def _mode_fields(own: argparse.Namespace) -> dict[str, object]:
+    from pathlib import Path
+
+    from hunyuan_webui.errors import InputError
+    from hunyuan_webui.modes import parse_glossary
+
+    rows = []
+    for term in own.term:
+        if "=" not in term:
+            raise InputError(f"--term takes SOURCE=TARGET; got {term!r}.")
+        rows.append(term.split("=", 1))
+    if own.glossary_file:
+        rows += parse_glossary(Path(own.glossary_file).read_text(encoding="utf-8-sig"))
+    return {"mode": own.mode, "glossary": parse_glossary(rows), "context": own.context,
+            "style": own.style, "instructions": tuple(own.instruction),
+            "data_format": own.data_format}
 
 
 def _quiet_transformers() -> None:
@@ -64,11 +109,16 @@ def _quiet_transformers() -> None:
 
 
 def _demo_model(argv: Sequence[str]) -> int:
+    from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS
     from hunyuan_webui.demo_model import ensure_demo_model
 
-    argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
-                            description="Print the demo checkpoint's directory.").parse_args(argv)
-    print(ensure_demo_model())
+    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
+                                     description="Print a demo checkpoint's directory (building "
+                                                 "it first if it is missing).")
+    parser.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT,
+                        help="chat format: 7b (<|startoftext|>...<|extra_0|>, the default) or "
+                             "1.8b (<｜hy_User｜>...<｜hy_Assistant｜>, the 1.8B models')")
+    print(ensure_demo_model(parser.parse_args(argv).format))
     return 0
 
 
@@ -86,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print(f"usage: python -m hunyuan_webui {{{','.join(COMMANDS)}}} [options]\n\n"
               "  translate   translate text from the command line\n"
-              "  demo-model  print the bundled demo model's directory\n"
+              "  demo-model  print a bundled demo model's directory (--format 1.8b)\n"
               "  serve       run the web app (see: serve --help)", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     try:

@@ -23,6 +23,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from hunyuan_webui import settings as settings_mod
+from hunyuan_webui.choice import choose
 from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
@@ -40,8 +41,10 @@ from hunyuan_webui.web.visitor_files import VisitorFiles
 log = logging.getLogger("hunyuan_webui")
 
 
-def create_app(settings: Settings, translator: Translator | None = None) -> FastAPI:
-    """The whole server as an ASGI app (the engine loads in the background)."""
+def create_app(settings: Settings, translator: Translator | None = None,
+               banner: str = "") -> FastAPI:
+    """The whole server as an ASGI app (the engine loads in the background); ``banner`` is
+    markdown shown at the top of the page (what the demo model is, and how to get a real one)."""
     translator = translator or Translator.from_settings(settings)
     access = AccessControl.from_settings(settings)
     files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
@@ -50,7 +53,7 @@ def create_app(settings: Settings, translator: Translator | None = None) -> Fast
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
-    demo = build_ui(translator, access=access, files=files)
+    demo = build_ui(translator, banner, access=access, files=files)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
     # the server grow by 225 MB in 2,000 requests. Bounded here (read when the page is mounted).
@@ -106,13 +109,18 @@ def check_port(host: str, port: int) -> None:
 
 
 def check_hardware(settings: Settings) -> None:
-    """Refuse to start a 7B model on a machine without a GPU unless asked to (--device cpu)."""
-    if settings.engine != "local" or settings.device != "auto":
+    """Before anything loads, for every in-process engine (local and process): refuse a model
+    this app cannot run (saying which engine can), and a 7B model on a machine without a GPU
+    unless asked to (--device cpu)."""
+    if settings.engine not in ("local", "process"):  # a server, or llama.cpp: not transformers
         return
     from hunyuan_webui import models
     from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device
 
     spec = models.resolve(settings.model)
+    models.check_in_process(spec)
+    if settings.device != "auto":
+        return
     if spec.params_b >= 3 and pick_device("auto").type == "cpu":
         raise TranslatorError(
             f"No GPU found. {spec.id} needs a GPU (about {estimate_weight_gib(spec.params_b, 'bf16'):.0f}"
@@ -134,11 +142,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        if settings.demo:
-            settings = settings.with_demo()
-        check_hardware(settings)
         check_port(settings.host, settings.port)
-        app = create_app(settings)
+        choice = choose(settings)
+        settings = choice.settings
+        (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)
+        check_hardware(settings)
+        app = create_app(settings, banner=choice.banner)
         server = Server(app, settings).start()
     except TranslatorError as exc:
         print(f"error: {exc.user_message}", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""A tiny demo model of the real Hunyuan-MT architecture, for tests, CI and the ``--demo`` flag.
+"""Tiny demo models of the real Hunyuan-MT architecture, for tests, CI and the ``--demo`` flag.
 
 Nothing may be downloaded from a model hub on the machines this project is built on, yet every
 layer above the engine (streaming, batching, caching, the UI) wants a real checkpoint to talk to.
@@ -15,8 +15,16 @@ tokens: enough for a demo, and a realistic test of streaming partial UTF-8.
 
 The checkpoint is shipped in ``assets/demo-model`` (about 3 MB). ``python -m
 hunyuan_webui.demo_model`` regenerates it from the phrase table; training runs on one thread, is
-deterministic (a rebuild on the same machine is byte-identical) and takes 15-30 s. :func:`ensure_demo_model` returns the shipped directory, or
-builds it (into ``~/.cache/hunyuan_webui/demo-model`` when the assets directory is not writable).
+deterministic (a rebuild on the same machine is byte-identical) and takes 15-30 s.
+:func:`ensure_demo_model` returns the shipped directory, or builds it (into
+``~/.cache/hunyuan_webui/demo-model`` when the assets directory is not writable).
+
+A second one, ``assets/demo-model-1.8b``, is built the same way in the 1.8B models' chat format
+(``<｜hy_User｜>``, ``<｜hy_Assistant｜>``, stop ``<｜hy_place▁holder▁no▁2｜>``) and knows the same
+phrases prompted in Hy-MT2's wording: ``ensure_demo_model("1.8b")``, ``python -m
+hunyuan_webui.demo_model --format 1.8b``. The formats are rows of :mod:`hunyuan_webui.demo_formats`; the phrase table is read by
+:mod:`hunyuan_webui.demo_phrases`, and the tokenizer and model are trained by
+:mod:`hunyuan_webui.demo_training`.
 
 How the answers are made robust: the loss covers only the answer tokens and the ``<|eos|>``; every
 other step runs the forward pass through fake-quantized (NF4, block size 64, straight-through)
@@ -26,8 +34,6 @@ answer token wins by a comfortable logit margin in both full precision and fake 
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import json
 import os
 import shutil
@@ -35,115 +41,36 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from hunyuan_webui import languages
-from hunyuan_webui.prompts import XX_TEMPLATE, ZH_TEMPLATE, translation_prompt
+from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS, ChatFormat, chat_format
+from hunyuan_webui.demo_phrases import PHRASES_PATH, Phrase, load_phrases, phrases_digest
+from hunyuan_webui.demo_training import (
+    BPE_VOCAB,
+    MARGIN,
+    build_tokenizer,
+    model_config,
+    train_model,
+)
 
-if TYPE_CHECKING:  # pragma: no cover
-    import torch
-    from transformers import PreTrainedTokenizerFast
+# Also reached through this module by its users (tests, benchmarks, the engines).
+__all__ = ["BPE_VOCAB", "DEMO_DIR", "MARGIN", "PHRASES_PATH", "SIDECAR", "Phrase",
+           "build_demo_model", "cache_dir", "demo_dir", "ensure_demo_model", "is_complete",
+           "load_phrases", "model_config", "phrases_digest"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO_DIR: Path = REPO_ROOT / "assets" / "demo-model"
-PHRASES_PATH: Path = REPO_ROOT / "assets" / "demo_phrases.tsv"
 SIDECAR = "hymt.json"  # the same name models.SIDECAR reads
 
-BOS_TOKEN = "<|startoftext|>"
-EOS_TOKEN = "<|eos|>"
-PAD_TOKEN = "<|pad|>"
-ANSWER_TOKEN = "<|extra_0|>"  # ends the user turn; the answer follows it
-SPECIAL_TOKENS = (BOS_TOKEN, EOS_TOKEN, PAD_TOKEN, ANSWER_TOKEN)
-
-# One user message renders as <|startoftext|>{content}<|extra_0|>, an assistant message as
-# {content}<|eos|>. The user turn already ends with the answer marker, so add_generation_prompt adds
-# nothing. Like Hunyuan-MT there is no system prompt: one is refused rather than silently dropped.
-CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{%- if loop.first -%}{{ bos_token }}{%- endif -%}"
-    "{%- if message['role'] == 'user' -%}{{ message['content'] + '" + ANSWER_TOKEN + "' }}"
-    "{%- elif message['role'] == 'assistant' -%}{{ message['content'] + eos_token }}"
-    "{%- else -%}{{ raise_exception('The Hunyuan-MT chat format has no ' + message['role']"
-    " + ' role: send one user message.') }}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-)
 
 # Checkpoint files; the sidecar is written last, so its presence marks a finished build.
 REQUIRED_FILES = ("config.json", "generation_config.json", "model.safetensors",
                   "tokenizer.json", "tokenizer_config.json", SIDECAR)
 
-# Model shape: the real layer types at toy width. Rope settings follow the Hunyuan-7B checkpoints
-# (NTK alpha scaling, which the config calls "dynamic" with a fixed alpha).
-BPE_VOCAB = 768  # byte alphabet + merges; the four special tokens come after
-HIDDEN = 128
-LAYERS = 2
-HEADS = 4
-KV_HEADS = 2
-INTERMEDIATE = 4 * HIDDEN
-MAX_POSITIONS = 4096
-
-# The model card's decoding defaults (Hunyuan-MT-7B generation_config.json).
-GENERATION_DEFAULTS = {"do_sample": True, "top_k": 20, "top_p": 0.6, "temperature": 0.7,
-                       "repetition_penalty": 1.05}
-
-# Training. Training stops once every answer token beats the runner-up logit by MARGIN even after
-# a repetition penalty of PENALTY has been charged to it alone (the engine applies 1.05 even when
-# greedy), both in full precision and through fake NF4 weights. A margin of 7 also keeps the model
-# card's sampling defaults (temperature 0.7, top_p 0.6) on the memorised answer.
-LEARNING_RATE = 1e-2
-MIN_STEPS = 50
-MAX_STEPS = 2000
-CHECK_EVERY = 25
-MARGIN = 7.0
-PENALTY = 1.1
-NF4_BLOCK = 64
-NF4_CODE = (  # bitsandbytes' NormalFloat4 code book
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
-    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0,
-)
-
-
-@dataclass(frozen=True)
-class Phrase:
-    source_lang: str
-    target_lang: str
-    source: str
-    target: str
-
-    @property
-    def prompt(self) -> str:
-        """The official Hunyuan-MT prompt (user message) for this phrase."""
-        return translation_prompt(self.source, self.source_lang, self.target_lang)
-
-
-def load_phrases(path: Path | str = PHRASES_PATH) -> list[Phrase]:
-    """The phrase table: a UTF-8 TSV with ``source_lang target_lang source target`` columns."""
-    path = Path(path)
-    with path.open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        phrases = [Phrase(languages.normalize(row["source_lang"]),
-                          languages.normalize(row["target_lang"]), row["source"], row["target"])
-                   for row in reader]
-    if not phrases:
-        raise ValueError(f"{path} holds no phrases")
-    seen: dict[tuple[str, str, str], str] = {}
-    for p in phrases:
-        key = (p.source_lang, p.target_lang, p.source)
-        if not p.source or not p.target:
-            raise ValueError(f"{path}: empty source or target in {p}")
-        if seen.setdefault(key, p.target) != p.target:
-            raise ValueError(f"{path}: {key} has two targets")
-    return phrases
-
-
-def phrases_digest(path: Path | str = PHRASES_PATH) -> str:
-    """SHA-256 of the phrase table, recorded in the sidecar to tell a stale checkpoint."""
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def demo_dir(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
+    """Where a format's checkpoint is shipped (``DEMO_DIR`` for the default one)."""
+    fmt = chat_format(fmt)
+    return DEMO_DIR if fmt.name == DEFAULT_FORMAT else REPO_ROOT / "assets" / fmt.directory
 
 
 def is_complete(directory: Path | str) -> bool:
@@ -152,23 +79,24 @@ def is_complete(directory: Path | str) -> bool:
     return all((directory / name).is_file() for name in REQUIRED_FILES)
 
 
-def cache_dir() -> Path:
+def cache_dir(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
     """Where the model is built when the assets directory cannot be written."""
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hunyuan_webui" / "demo-model"
+    return Path(base) / "hunyuan_webui" / chat_format(fmt).directory
 
 
-def ensure_demo_model() -> Path:
-    """A directory holding the demo checkpoint: the shipped one, else a freshly built one."""
-    if is_complete(DEMO_DIR):
-        return DEMO_DIR
+def ensure_demo_model(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
+    """A directory holding a demo checkpoint: the shipped one, else a freshly built one."""
+    shipped = demo_dir(fmt)
+    if is_complete(shipped):
+        return shipped
     try:
-        return build_demo_model(DEMO_DIR)
+        return build_demo_model(shipped, fmt=fmt)
     except PermissionError:
-        fallback = cache_dir()
+        fallback = cache_dir(fmt)
         if is_complete(fallback):
             return fallback
-        return build_demo_model(fallback)
+        return build_demo_model(fallback, fmt=fmt)
 
 
 # --------------------------------------------------------------------------------------------
@@ -176,7 +104,8 @@ def ensure_demo_model() -> Path:
 
 
 def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PATH,
-                     seed: int = 0, *, verbose: bool = False) -> Path:
+                     seed: int = 0, *, fmt: ChatFormat | str = DEFAULT_FORMAT,
+                     verbose: bool = False) -> Path:
     """Train the tokenizer and the model on the phrase table and save a checkpoint in ``out_dir``.
 
     Files are written to a temporary directory beside ``out_dir`` and moved in one by one, the
@@ -186,6 +115,7 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
     import torch
 
     out_dir = Path(out_dir)
+    fmt = chat_format(fmt)
     phrases = load_phrases(phrases_path)
     started = time.perf_counter()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -195,18 +125,21 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
         # One thread: results must not depend on the core count, and a model this small trains
         # several times faster on one thread than on two once anything else wants the CPU.
         torch.set_num_threads(1)
-        tokenizer = build_tokenizer(phrases)
-        model, stats = train_model(tokenizer, phrases, seed=seed, verbose=verbose)
+        tokenizer = build_tokenizer(phrases, fmt)
+        model, stats = train_model(tokenizer, phrases, seed=seed, verbose=verbose,
+                                   family=fmt.family)
         tokenizer.save_pretrained(staging, save_jinja_files=False)
         model.save_pretrained(staging, safe_serialization=True)
         n_params = sum(p.numel() for p in model.parameters())
         sidecar = {
-            "family": "hunyuan-mt",
-            "modes": ["translate"],
+            "family": fmt.family,
+            "modes": list(fmt.modes),
             "params_b": round(n_params / 1e9, 6),
             "description": (f"Tiny demo model ({n_params / 1e6:.2f}M parameters) of the "
-                            f"Hunyuan-MT-7B architecture; it only knows the {len(phrases)} "
+                            f"{fmt.stands_for} architecture; it only knows the {len(phrases)} "
                             "phrases it was trained on."),
+            "chat_format": fmt.registry_format,
+            "demo": True,
             "phrases": len(phrases),
             "phrases_sha256": phrases_digest(phrases_path),
             "seed": seed,
@@ -227,198 +160,16 @@ def build_demo_model(out_dir: Path | str, phrases_path: Path | str = PHRASES_PAT
     return out_dir
 
 
-def tokenizer_corpus(phrases: Sequence[Phrase]) -> list[str]:
-    """What the BPE is trained on: the phrases, their prompts and every prompt wording x language."""
-    corpus: list[str] = []
-    for p in phrases:
-        corpus += [p.prompt, p.source, p.target]
-    for lang in languages.LANGUAGES:
-        for template in ZH_TEMPLATE.values():
-            corpus.append(template.format(target_language=lang.chinese, source_text=""))
-        corpus.append(XX_TEMPLATE.format(target_language=lang.english, source_text=""))
-        corpus.append(lang.autonym)
-    return corpus
-
-
-def build_tokenizer(phrases: Sequence[Phrase]) -> PreTrainedTokenizerFast:
-    """A byte-level BPE with the Hunyuan-MT-7B special tokens and chat template."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=BPE_VOCAB, min_frequency=2, show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet())  # any byte can be encoded
-    tok.train_from_iterator(tokenizer_corpus(phrases), trainer)
-    # Like the real tokenizer, the special tokens sit after the ordinary vocabulary.
-    tok.add_special_tokens(list(SPECIAL_TOKENS))
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        bos_token=BOS_TOKEN, eos_token=EOS_TOKEN, pad_token=PAD_TOKEN,
-        extra_special_tokens=[ANSWER_TOKEN],
-        chat_template=CHAT_TEMPLATE,
-        clean_up_tokenization_spaces=False,
-        model_max_length=MAX_POSITIONS,
-        padding_side="left",
-    )
-
-
-def model_config(tokenizer: PreTrainedTokenizerFast) -> Any:
-    from transformers import HunYuanDenseV1Config
-
-    eos = tokenizer.convert_tokens_to_ids(EOS_TOKEN)
-    return HunYuanDenseV1Config(
-        vocab_size=len(tokenizer),
-        hidden_size=HIDDEN,
-        intermediate_size=INTERMEDIATE,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=HEADS,
-        num_key_value_heads=KV_HEADS,
-        head_dim=HIDDEN // HEADS,
-        hidden_act="silu",
-        max_position_embeddings=MAX_POSITIONS,
-        initializer_range=0.02,
-        rms_norm_eps=1e-5,
-        rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "alpha": 1000.0,
-                         "factor": 1.0},
-        attention_bias=False,
-        tie_word_embeddings=False,
-        bos_token_id=tokenizer.convert_tokens_to_ids(BOS_TOKEN),
-        eos_token_id=eos,
-        eod_token_id=eos,
-        pad_token_id=tokenizer.convert_tokens_to_ids(PAD_TOKEN),
-        use_cache=True,
-    )
-
-
-def encode_examples(tokenizer: PreTrainedTokenizerFast,
-                    phrases: Sequence[Phrase]) -> list[tuple[list[int], int]]:
-    """Each phrase as (token ids of prompt + answer + eos, length of the prompt part)."""
-    examples = []
-    for p in phrases:
-        user = [{"role": "user", "content": p.prompt}]
-        prompt_ids = _ids(tokenizer.apply_chat_template(user, add_generation_prompt=True,
-                                                        tokenize=True))
-        full_ids = _ids(tokenizer.apply_chat_template(
-            user + [{"role": "assistant", "content": p.target}], tokenize=True))
-        answer_ids = tokenizer.encode(p.target, add_special_tokens=False)
-        if full_ids != prompt_ids + answer_ids + [tokenizer.eos_token_id]:
-            raise AssertionError(f"chat template does not split cleanly for {p}")
-        if tokenizer.decode(answer_ids, skip_special_tokens=True) != p.target:
-            raise AssertionError(f"tokenizer does not round-trip {p.target!r}")
-        examples.append((full_ids, len(prompt_ids)))
-    return examples
-
-
-def _ids(rendered: Any) -> list[int]:
-    """apply_chat_template(tokenize=True) returns a list or a BatchEncoding depending on version."""
-    if isinstance(rendered, list):
-        return list(rendered)
-    return list(rendered["input_ids"])
-
-
-def train_model(tokenizer: PreTrainedTokenizerFast, phrases: Sequence[Phrase], seed: int = 0,
-                verbose: bool = False) -> tuple[Any, dict[str, Any]]:
-    """Memorise the phrases; returns the model (eval mode, fp32) and training statistics."""
-    import torch
-    from torch.func import functional_call
-    from transformers import GenerationConfig, HunYuanDenseV1ForCausalLM
-
-    started = time.perf_counter()
-    torch.manual_seed(seed)
-    config = model_config(tokenizer)
-    model = HunYuanDenseV1ForCausalLM(config).float()
-    model.generation_config = GenerationConfig(
-        bos_token_id=config.bos_token_id, eos_token_id=config.eos_token_id,
-        pad_token_id=config.pad_token_id, max_new_tokens=2048, **GENERATION_DEFAULTS)
-
-    examples = encode_examples(tokenizer, phrases)
-    width = max(len(ids) for ids, _ in examples)
-    input_ids = torch.full((len(examples), width), config.pad_token_id, dtype=torch.long)
-    attention = torch.zeros_like(input_ids)
-    labels = torch.full_like(input_ids, -100)
-    for row, (ids, n_prompt) in enumerate(examples):  # right padding: positions start at 0
-        input_ids[row, :len(ids)] = torch.tensor(ids)
-        attention[row, :len(ids)] = 1
-        labels[row, n_prompt:len(ids)] = input_ids[row, n_prompt:len(ids)]
-    # logits at position t predict token t+1
-    target = labels[:, 1:]
-    answer_mask = target != -100
-
-    quantized = [name for name, module in model.named_modules()
-                 if isinstance(module, torch.nn.Linear) and not name.endswith("lm_head")]
-    params = dict(model.named_parameters())
-    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=0.0,
-                                  betas=(0.9, 0.98))
-
-    def logits_of(fake_nf4: bool) -> torch.Tensor:
-        if fake_nf4:
-            swapped = {f"{name}.weight": _fake_nf4(params[f"{name}.weight"])
-                       for name in quantized}
-            out = functional_call(model, swapped, (), {"input_ids": input_ids,
-                                                       "attention_mask": attention})
-        else:
-            out = model(input_ids=input_ids, attention_mask=attention)
-        return out.logits[:, :-1].float()
-
-    def min_margin(logits: torch.Tensor) -> float:
-        gold = logits.gather(-1, target.clamp(min=0).unsqueeze(-1)).squeeze(-1)
-        gold = torch.where(gold > 0, gold / PENALTY, gold * PENALTY)
-        rival = logits.scatter(-1, target.clamp(min=0).unsqueeze(-1), float("-inf")).amax(-1)
-        return float((gold - rival)[answer_mask].min())
-
-    model.train()
-    step, margins = 0, (float("-inf"), float("-inf"))
-    while step < MAX_STEPS:
-        step += 1
-        lr = LEARNING_RATE * min(1.0, step / 25)  # short warm-up, then constant
-        for group in optimizer.param_groups:
-            group["lr"] = lr
-        logits = logits_of(fake_nf4=step % 2 == 0)
-        loss = torch.nn.functional.cross_entropy(
-            logits.reshape(-1, logits.size(-1)), target.reshape(-1), ignore_index=-100)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        if step >= MIN_STEPS and step % CHECK_EVERY == 0:
-            with torch.no_grad():
-                margins = (min_margin(logits_of(False)), min_margin(logits_of(True)))
-            if verbose:
-                print(f"step {step} loss {loss.item():.4f} margin fp32 {margins[0]:.2f} "
-                      f"nf4 {margins[1]:.2f}", file=sys.stderr)
-            if min(margins) >= MARGIN:
-                break
-    model.eval()
-    # No wall-clock time in here: the sidecar must be byte-identical when rebuilt.
-    stats = {"steps": step, "min_margin_fp32": round(margins[0], 2),
-             "min_margin_fake_nf4": round(margins[1], 2)}
-    if min(margins) < 0:
-        raise RuntimeError(f"the demo model failed to memorise its phrases: {stats}")
-    if verbose:
-        print(f"trained in {time.perf_counter() - started:.1f}s: {stats}", file=sys.stderr)
-    return model, stats
-
-
-def _fake_nf4(weight: torch.Tensor) -> torch.Tensor:
-    """Round to bitsandbytes NF4 (absmax per block of 64, row-major); straight-through gradient."""
-    import torch
-
-    code = torch.tensor(NF4_CODE, dtype=weight.dtype)
-    flat = weight.detach().reshape(-1)
-    n = flat.numel()
-    flat = torch.nn.functional.pad(flat, (0, -n % NF4_BLOCK)).reshape(-1, NF4_BLOCK)
-    scale = flat.abs().amax(dim=1, keepdim=True).clamp(min=1e-12)
-    index = (flat / scale).unsqueeze(-1).sub(code).abs().argmin(-1)
-    rounded = (code[index] * scale).reshape(-1)[:n].reshape(weight.shape)
-    return weight + (rounded - weight).detach()
-
-
 def _main(argv: Sequence[str]) -> int:
-    out = Path(argv[0]) if argv else DEMO_DIR
-    build_demo_model(out, verbose=True)
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui.demo_model",
+                                     description="Rebuild a demo checkpoint from the phrase table.")
+    parser.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT)
+    parser.add_argument("out", nargs="?", help="directory (default: the shipped one)")
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else demo_dir(args.format)
+    build_demo_model(out, fmt=args.format, verbose=True)
     meta = json.loads((out / SIDECAR).read_text(encoding="utf-8"))
     size = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
     print(f"{out}: {size / 1e6:.2f} MB, {meta['description']}, training {meta['training']}")

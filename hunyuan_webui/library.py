@@ -23,17 +23,19 @@ from dataclasses import fields
 from typing import Any
 
 from hunyuan_webui import service
+from hunyuan_webui.choice import AUTO as AUTO_MODEL
 from hunyuan_webui.detect import Detection
-from hunyuan_webui.engine import DecodingOptions, EngineState
+from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.languages import AUTO, LANGUAGES, Language
 from hunyuan_webui.models import TRANSLATE
-from hunyuan_webui.modes import parse_glossary
+from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import Job, TranslationRequest, TranslationResult
 from hunyuan_webui.settings import Settings
 
 # What a call may ask for besides decoding options (which DecodingOptions checks and lists).
-REQUEST_KEYWORDS = ("mode", "glossary", "context", "variants")
+REQUEST_KEYWORDS = ("mode", "glossary", "context", "variants", "style", "instructions",
+                    "data_format")
 
 
 class Translator:
@@ -46,8 +48,9 @@ class Translator:
     @classmethod
     def load(cls, model: str | None = None, *, demo: bool = False, wait: bool = True,
              timeout: float | None = None, **settings: Any) -> Translator:
-        """Load ``model`` (a hub id or a directory; default Hunyuan-MT-7B) or, with ``demo=True``,
-        the bundled demo model. By default the model runs in this process (``engine="local"``)
+        """Load ``model`` (a hub id or a directory; by default what fits this machine, as
+        ``bash launch.sh`` picks it: :mod:`hunyuan_webui.choice`) or, with ``demo=True``, the
+        bundled demo model. By default the model runs in this process (``engine="local"``)
         and this call returns once it is ready; ``wait=False`` returns at once."""
         names = {f.name for f in fields(Settings)}
         unknown = sorted(set(settings) - names)
@@ -60,6 +63,10 @@ class Translator:
         resolved = Settings(**settings)
         if demo:
             resolved = resolved.with_demo()
+        elif resolved.model == AUTO_MODEL:
+            from hunyuan_webui.choice import choose
+
+            resolved = choose(resolved).settings
         return cls.from_settings(resolved, wait=wait, timeout=timeout)
 
     @classmethod
@@ -93,13 +100,16 @@ class Translator:
     def request(self, text: str, to: str, source: str = AUTO, **options: Any) -> TranslationRequest:
         """The service's request for these arguments. ``options`` are decoding options
         (``deterministic``, ``temperature``, ``top_p``, ``top_k``, ``repetition_penalty``,
-        ``max_new_tokens``, ``seed``) and ``mode``, ``glossary``, ``context``, ``variants``."""
+        ``max_new_tokens``, ``seed``; what is left out is the loaded model's default) and ``mode``,
+        ``glossary``, ``context``, ``variants``, ``style``, ``instructions``, ``data_format``."""
         extra = {k: options.pop(k) for k in REQUEST_KEYWORDS if k in options}
         return TranslationRequest(
             text=text, target_lang=to, source_lang=source,
-            options=DecodingOptions.from_mapping(options), mode=extra.get("mode", TRANSLATE),
+            options=self.service.decoding(**options), mode=extra.get("mode", TRANSLATE),
             glossary=parse_glossary(extra.get("glossary")), context=extra.get("context", ""),
-            variants=extra.get("variants", 3))
+            variants=extra.get("variants", 3), style=extra.get("style", ""),
+            instructions=parse_instructions(extra.get("instructions", ())),
+            data_format=extra.get("data_format", ""))
 
     def job(self, text: str, to: str, source: str = AUTO, **options: Any) -> Job:
         """A translation in progress: iterate its updates, ``result()``, ``cancel()``."""

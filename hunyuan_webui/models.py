@@ -1,13 +1,21 @@
-"""The model registry: which checkpoints exist and what each one can do.
+"""The model registry: which checkpoints exist, what each one can do and what can run it.
 
 A table, not branches. Each entry names its prompt family (which wording of the prompts it was
-trained on), the extra modes it supports and whether it ships pre-quantized. Special tokens and the
-chat format are never recorded here: they come from each checkpoint's tokenizer.
+trained on, :mod:`hunyuan_webui.prompts`), the modes it supports, its chat format and architecture,
+its own decoding defaults (the model card's), whether it ships pre-quantized, and which engines can
+run it. Special tokens are never recorded here: they come from each checkpoint's tokenizer; the
+chat format is recorded only to say which one a model uses.
+
+Engines: ``transformers`` is this app's own in-process engine (``--engine local`` or ``process``);
+``vllm``, ``sglang`` and ``llama.cpp`` are servers the app reaches with ``--engine openai``. Where
+the installed transformers cannot run an entry (a GGUF build; an architecture newer than it), the
+app says which engine can, with the commands, before anything is loaded (:func:`check_in_process`).
 
 A local directory is a model too, and so is a ``.gguf`` file (for llama.cpp). Its family and modes
-are read from an optional ``hymt.json`` beside ``config.json`` (the demo model ships one) or beside
+are read from an optional ``hymt.json`` beside ``config.json`` (the demo models ship one) or beside
 the file; without it, the directory name is matched against the known ids (a downloaded
-``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), else the Hunyuan-MT-7B family is assumed.
+``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), then its ``config.json``'s ``model_type``,
+else the Hunyuan-MT-7B family is assumed.
 """
 
 from __future__ import annotations
@@ -15,8 +23,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
-from hunyuan_webui.errors import InputError
+from hunyuan_webui.engine.base import DecodingOptions
+from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.prompts import PromptFamily
 
 TRANSLATE = "translate"
@@ -24,6 +34,26 @@ CHIMERA = "chimera"  # fuse candidates with the Chimera prompt
 TERMINOLOGY = "terminology"
 CONTEXT = "context"
 FORMATTED = "formatted"
+STYLE = "style"
+INSTRUCTIONS = "instructions"
+STRUCTURED = "structured"
+
+# The model cards' decoding: Hunyuan-MT, HY-MT1.5 and Hy-MT2 1.8B/7B (0.7 / 0.6 / 20 / 1.05), and
+# Hy-MT2-30B-A3B's (0.7 / 1.0 / no top-k / no repetition penalty).
+MODEL_CARD = DecodingOptions()
+HY_V3_DECODING = DecodingOptions(temperature=0.7, top_p=1.0, top_k=0, repetition_penalty=1.0)
+
+DENSE = ("transformers", "vllm", "sglang")
+GGUF = ("llama.cpp",)
+ENGINE_NAMES = {"transformers": "this app (transformers)", "vllm": "vLLM", "sglang": "SGLang",
+                "llama.cpp": "llama.cpp"}
+# How to serve a model with each external engine, and the --endpoint that reaches it.
+SERVE = {
+    "vllm": ("vllm serve {id}", "http://127.0.0.1:8000/v1"),
+    "sglang": ("python3 -m sglang.launch_server --model-path {id} --port 30000",
+               "http://127.0.0.1:30000/v1"),
+    "llama.cpp": ("llama-server -hf {id} --jinja --port 8080", "http://127.0.0.1:8080/v1"),
+}
 
 
 @dataclass(frozen=True)
@@ -32,10 +62,22 @@ class ModelSpec:
     family: PromptFamily
     modes: frozenset[str] = field(default_factory=lambda: frozenset({TRANSLATE}))
     params_b: float = 7.5
-    prequantized: str | None = None  # "fp8" or "gptq-int4": loaded as shipped
+    prequantized: str | None = None  # "fp8", "gptq-int4", "gguf": loaded as shipped
     runtime: str | None = None  # the pip package a pre-quantized checkpoint needs
     description: str = ""
     local_path: str | None = None
+    decoding: DecodingOptions = MODEL_CARD
+    architecture: str = "hunyuan_v1_dense"  # config.json's model_type
+    chat_format: str = "hunyuan-7b"  # hunyuan-7b, hy-1.8b or hy-v3 (see README)
+    engines: tuple[str, ...] = DENSE
+    min_transformers: str | None = None
+    active_params_b: float | None = None  # mixture of experts: parameters used per token
+    kv_kib_per_token: float | None = 128.0  # bf16 KV cache; None: not verified
+    # A block the model may write before its answer, which never reaches the user.
+    reasoning_tags: tuple[str, str] | None = None
+    chat_template_kwargs: tuple[tuple[str, str], ...] = ()  # passed to apply_chat_template
+    license: str = "Tencent Hunyuan Community"
+    demo: bool = False  # a tiny model that knows only its phrase table
 
     @property
     def source(self) -> str:
@@ -55,38 +97,76 @@ class ModelSpec:
 _MT = frozenset({TRANSLATE})
 _CHIMERA = frozenset({TRANSLATE, CHIMERA})
 _MT15 = frozenset({TRANSLATE, TERMINOLOGY, CONTEXT, FORMATTED})
+_MT2 = frozenset({TRANSLATE, TERMINOLOGY, CONTEXT, STYLE, INSTRUCTIONS, STRUCTURED})
+# The Hy-MT2 FP8 builds are taken to be compressed-tensors like HY-MT1.5's (not verified).
+_FP8 = {"prequantized": "fp8", "runtime": "compressed-tensors"}
+_HY_MT15 = {"family": PromptFamily.HY_MT15, "modes": _MT15}
+_HY_MT2 = {"family": PromptFamily.HY_MT2, "modes": _MT2, "license": "Apache-2.0",
+           "min_transformers": "5.6.0"}  # the Hy-MT2 README's one stated requirement
+_SMALL = {"params_b": 1.8, "chat_format": "hy-1.8b", "kv_kib_per_token": None}
+# Hy-MT2-30B-A3B: the Hy3 architecture (HY-MT2.md §1.3, §1.5); its format may open with a
+# <think> block, and its template takes reasoning_effort ("no_think" for translation).
+_HY_V3 = {**_HY_MT2, "params_b": 30.0, "active_params_b": 3.0, "architecture": "hy_v3",
+          "chat_format": "hy-v3", "decoding": HY_V3_DECODING, "kv_kib_per_token": 96.0,
+          "reasoning_tags": ("<think>", "</think>"),
+          "chat_template_kwargs": (("reasoning_effort", "no_think"),)}
+_GGUF = {"prequantized": "gguf", "engines": GGUF, "runtime": None}
 
 REGISTRY: dict[str, ModelSpec] = {
     spec.id: spec
     for spec in (
         ModelSpec("tencent/Hunyuan-MT-7B", PromptFamily.HUNYUAN_MT, _MT,
-                  description="Hunyuan-MT 7B, bf16 (default)"),
-        ModelSpec("tencent/Hunyuan-MT-7B-fp8", PromptFamily.HUNYUAN_MT, _MT, prequantized="fp8",
-                  runtime="compressed-tensors", description="Hunyuan-MT 7B, static FP8 W8A8"),
+                  description="Hunyuan-MT 7B, bf16"),
+        ModelSpec("tencent/Hunyuan-MT-7B-fp8", PromptFamily.HUNYUAN_MT, _MT, **_FP8,
+                  description="Hunyuan-MT 7B, static FP8 W8A8"),
         ModelSpec("tencent/Hunyuan-MT-Chimera-7B", PromptFamily.HUNYUAN_MT, _CHIMERA,
                   description="Fuses up to 6 candidate translations into one"),
-        ModelSpec("tencent/Hunyuan-MT-Chimera-7B-fp8", PromptFamily.HUNYUAN_MT, _CHIMERA,
-                  prequantized="fp8", runtime="compressed-tensors",
+        ModelSpec("tencent/Hunyuan-MT-Chimera-7B-fp8", PromptFamily.HUNYUAN_MT, _CHIMERA, **_FP8,
                   description="Chimera 7B, static FP8"),
-        ModelSpec("tencent/HY-MT1.5-7B", PromptFamily.HY_MT15, _MT15,
+        ModelSpec("tencent/HY-MT1.5-7B", **_HY_MT15,
                   description="HY-MT1.5 7B: terminology, context and formatted prompts"),
-        ModelSpec("tencent/HY-MT1.5-7B-FP8", PromptFamily.HY_MT15, _MT15, prequantized="fp8",
-                  runtime="compressed-tensors", description="HY-MT1.5 7B, FP8"),
-        ModelSpec("tencent/HY-MT1.5-1.8B", PromptFamily.HY_MT15, _MT15, params_b=1.8,
+        ModelSpec("tencent/HY-MT1.5-7B-FP8", **_HY_MT15, **_FP8, description="HY-MT1.5 7B, FP8"),
+        ModelSpec("tencent/HY-MT1.5-1.8B", **_HY_MT15, **_SMALL,
                   description="HY-MT1.5 1.8B: small enough for laptops"),
-        ModelSpec("tencent/HY-MT1.5-1.8B-FP8", PromptFamily.HY_MT15, _MT15, params_b=1.8,
-                  prequantized="fp8", runtime="compressed-tensors", description="HY-MT1.5 1.8B, FP8"),
-        ModelSpec("tencent/HY-MT1.5-1.8B-GPTQ-Int4", PromptFamily.HY_MT15, _MT15, params_b=1.8,
+        ModelSpec("tencent/HY-MT1.5-1.8B-FP8", **_HY_MT15, **_SMALL, **_FP8,
+                  description="HY-MT1.5 1.8B, FP8"),
+        ModelSpec("tencent/HY-MT1.5-1.8B-GPTQ-Int4", **_HY_MT15, **_SMALL,
                   prequantized="gptq-int4", runtime="gptqmodel",
                   description="HY-MT1.5 1.8B, GPTQ int4"),
+        ModelSpec("tencent/Hy-MT2-7B", **_HY_MT2,
+                  description="Hy-MT2 7B: the best 7B (XCOMET XX⇔XX 86.89 vs 78.29 for "
+                              "Hunyuan-MT-7B); style, instructions, structured data"),
+        ModelSpec("tencent/Hy-MT2-7B-FP8", **_HY_MT2, **_FP8, description="Hy-MT2 7B, FP8"),
+        ModelSpec("tencent/Hy-MT2-7B-GGUF", **_HY_MT2, **_GGUF,
+                  description="Hy-MT2 7B for llama.cpp (several quantizations)"),
+        ModelSpec("tencent/Hy-MT2-1.8B", **_HY_MT2, **_SMALL,
+                  description="Hy-MT2 1.8B: for laptops and CPUs"),
+        ModelSpec("tencent/Hy-MT2-1.8B-FP8", **_HY_MT2, **_SMALL, **_FP8,
+                  description="Hy-MT2 1.8B, FP8"),
+        ModelSpec("tencent/Hy-MT2-1.8B-GGUF", **_HY_MT2, **_SMALL, **_GGUF,
+                  description="Hy-MT2 1.8B for llama.cpp: the CPU choice once a GGUF engine "
+                              "is built in"),
+        ModelSpec("tencent/Hy-MT2-30B-A3B", **_HY_V3,
+                  description="Hy-MT2 30B mixture of experts (3B active): the best quality"),
+        ModelSpec("tencent/Hy-MT2-30B-A3B-FP8", **_HY_V3, **_FP8,
+                  description="Hy-MT2 30B-A3B, FP8"),
     )
 }
-DEFAULT_MODEL = "tencent/Hunyuan-MT-7B"
+DEFAULT_MODEL = "tencent/Hunyuan-MT-7B"  # what an unknown hub id or directory is taken for
 SIDECAR = "hymt.json"
+# A directory or an unlisted hub id whose name starts like this is taken for this entry.
+NAME_PREFIXES = (("hy-mt2-30b", "tencent/Hy-MT2-30B-A3B"), ("hy-mt2-1.8b", "tencent/Hy-MT2-1.8B"),
+                 ("hy-mt2", "tencent/Hy-MT2-7B"), ("hy-mt1.5-1.8b", "tencent/HY-MT1.5-1.8B"),
+                 ("hy-mt1.5", "tencent/HY-MT1.5-7B"))
+# A directory without a sidecar or a known name, by its config.json's model_type.
+ARCHITECTURES = {"hy_v3": "tencent/Hy-MT2-30B-A3B"}
 
 
 def resolve(name: str) -> ModelSpec:
     """The spec for a registry id or a local directory."""
+    if name == "auto":
+        raise InputError("--model auto is chosen at start-up (hunyuan_webui.choice); name a "
+                         "model here, or start through `bash launch.sh` / app.py.")
     path = Path(name).expanduser()
     if path.is_dir() or (path.is_file() and path.suffix.lower() == ".gguf"):
         return _local_spec(path)
@@ -103,8 +183,10 @@ def resolve(name: str) -> ModelSpec:
 def _local_spec(path: Path) -> ModelSpec:
     """A checkpoint directory, or a GGUF file (its sidecar, if any, beside it)."""
     base = _by_name(path.name)
-    if path.is_file():
-        base = replace(base, prequantized="gguf", runtime=None)
+    if path.is_file():  # a .gguf file: llama.cpp runs it
+        base = replace(base, prequantized="gguf", runtime=None, engines=GGUF)
+    elif base.id == DEFAULT_MODEL:
+        base = REGISTRY.get(ARCHITECTURES.get(_model_type(path), ""), base)
     sidecar = (path if path.is_dir() else path.parent) / SIDECAR
     if sidecar.is_file():
         meta = json.loads(sidecar.read_text(encoding="utf-8"))
@@ -114,16 +196,153 @@ def _local_spec(path: Path) -> ModelSpec:
             modes=frozenset(meta.get("modes", base.modes)),
             params_b=float(meta.get("params_b", base.params_b)),
             description=meta.get("description", base.description),
+            chat_format=meta.get("chat_format", base.chat_format),
+            decoding=DecodingOptions.from_mapping(meta["decoding"]) if "decoding" in meta
+            else base.decoding,
+            demo=bool(meta.get("demo", base.demo)),
         )
     return replace(base, id=str(path.resolve()), local_path=str(path.resolve()))
 
 
+def _model_type(path: Path) -> str:
+    try:
+        return str(json.loads((path / "config.json").read_text(encoding="utf-8"))["model_type"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
 def _by_name(name: str) -> ModelSpec:
-    """The registry entry whose id ends like ``name`` (case-insensitive), else Hunyuan-MT-7B's."""
+    """The registry entry whose id ends like ``name`` (case-insensitive), else one whose name
+    starts like it, else Hunyuan-MT-7B's."""
     tail = name.rsplit("/", 1)[-1].lower()
     for spec in REGISTRY.values():
         if spec.id.rsplit("/", 1)[-1].lower() == tail:
             return spec
-    if tail.startswith("hy-mt1.5"):
-        return REGISTRY["tencent/HY-MT1.5-7B"]
+    for prefix, model_id in NAME_PREFIXES:
+        if tail.startswith(prefix):
+            return REGISTRY[model_id]
     return REGISTRY[DEFAULT_MODEL]
+
+
+# -- memory ----------------------------------------------------------------------------------
+# Bytes per parameter of the weights, for memory estimates in messages, the README and the launch
+# choice. GGUF: llama.cpp's Q4_K_M (about 4.85 bits) and Q8_0 (8.5 bits).
+BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "int8": 1.0, "int4": 0.5, "fp8": 1.0,
+                   "gptq-int4": 0.5, "q4_k_m": 4.85 / 8, "q8_0": 8.5 / 8}
+# bitsandbytes leaves the embeddings and lm_head in 16 bits: about 14% of the 7B model's parameters.
+UNQUANTIZED_SHARE = 0.14
+
+
+def estimate_weight_gib(params_b: float, dtype: str) -> float:
+    """Approximate weight memory; the 8- and 4-bit formats of transformers keep embeddings and
+    lm_head in 16 bits (GGUF quantizes them too)."""
+    per_param = BYTES_PER_PARAM.get(dtype, 2.0)
+    if per_param < 2.0 and dtype not in ("q4_k_m", "q8_0"):
+        per_param = (1 - UNQUANTIZED_SHARE) * per_param + UNQUANTIZED_SHARE * 2.0
+    return params_b * 1e9 * per_param / 2**30
+
+
+# -- what can run a model ----------------------------------------------------------------------
+
+
+def serve_hint(spec: ModelSpec) -> str:
+    """How to run ``spec`` with each external engine that can, as commands to paste."""
+    lines = []
+    for engine in spec.engines:
+        if engine in SERVE:
+            command, endpoint = SERVE[engine]
+            lines.append(f"{ENGINE_NAMES[engine]}: `{command.format(id=spec.id)}`, then `bash "
+                         f"launch.sh --engine openai --endpoint {endpoint} --model {spec.id}`")
+    return "; or ".join(lines)
+
+
+def in_process_problem(spec: ModelSpec, transformers_version: str | None = None,
+                       architectures: Any = None) -> str | None:
+    """Why the installed transformers cannot run ``spec`` in this process, or None if it can.
+
+    ``transformers_version`` and ``architectures`` (the model types it knows) default to the
+    installed library's."""
+    if "transformers" not in spec.engines:
+        kind = f"a {spec.prequantized.upper()} build" if spec.prequantized else "this model"
+        return f"{spec.id} is {kind}, which transformers does not run"
+    if transformers_version is None:
+        from importlib.metadata import version
+
+        transformers_version = version("transformers")
+    if spec.min_transformers and _version(transformers_version) < _version(spec.min_transformers):
+        return (f"{spec.id} needs transformers >= {spec.min_transformers} and this install has "
+                f"{transformers_version}")
+    if architectures is None:
+        from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+        architectures = CONFIG_MAPPING_NAMES
+    if spec.architecture not in architectures:
+        return (f"{spec.id} (model type {spec.architecture}) is not known to transformers "
+                f"{transformers_version}")
+    return None
+
+
+def check_in_process(spec: ModelSpec, **probe: Any) -> None:
+    """Raise a :class:`ModelLoadError` naming the engines that can run ``spec`` when this app's
+    own engine cannot."""
+    problem = in_process_problem(spec, **probe)
+    if problem is None:
+        return
+    others = [ENGINE_NAMES[e] for e in spec.engines if e != "transformers"]
+    hint = serve_hint(spec)
+    raise ModelLoadError(
+        f"{problem}. Engines that can run it: {', '.join(others) or 'none known'}."
+        + (f" {hint}." if hint else ""))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split(".")[:3]:
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
+
+
+# -- the README's model table -------------------------------------------------------------------
+TABLE_HEADER = ("| model | prompts · chat format | modes | decoding (temp / top-p / top-k / rep.) "
+                "| weights | engines |")
+
+
+def memory_text(spec: ModelSpec) -> str:
+    """Approximate weight memory, by format, and the KV cache per token where it is known."""
+    def gib(dtype: str) -> str:
+        return f"{estimate_weight_gib(spec.params_b, dtype):.1f}"
+
+    if spec.prequantized == "gguf":
+        text = f"Q4_K_M {gib('q4_k_m')} · Q8_0 {gib('q8_0')} GiB"
+    elif spec.prequantized:
+        text = f"{spec.prequantized} {gib(spec.prequantized)} GiB"
+    else:
+        text = f"bf16 {gib('bf16')} · int8 {gib('int8')} · int4 {gib('int4')} GiB"
+    if spec.active_params_b:
+        text += f" ({spec.active_params_b:g}B active)"
+    if spec.kv_kib_per_token and spec.prequantized != "gguf":
+        text += f"; KV {spec.kv_kib_per_token:g} KiB/token"
+    return text
+
+
+def decoding_text(options: DecodingOptions) -> str:
+    top_k = str(options.top_k) if options.top_k else "off"
+    return (f"{float(options.temperature)} / {float(options.top_p)} / {top_k} / "
+            f"{float(options.repetition_penalty)}")
+
+
+def markdown_table() -> str:
+    """The README's model table, generated from :data:`REGISTRY` so the two cannot drift."""
+    order = [TRANSLATE, TERMINOLOGY, CONTEXT, FORMATTED, STYLE, INSTRUCTIONS, STRUCTURED, CHIMERA]
+    rows = [TABLE_HEADER, "|---|---|---|---|---|---|"]
+    for spec in REGISTRY.values():
+        modes = ", ".join(m for m in order if m in spec.modes)
+        engines = ", ".join(ENGINE_NAMES[e].replace("this app (transformers)", "in-process")
+                            for e in spec.engines)
+        if spec.min_transformers and "transformers" in spec.engines:
+            engines = engines.replace("in-process", f"in-process (transformers ≥ "
+                                      f"{spec.min_transformers})")
+        rows.append(f"| `{spec.id}` | {spec.family.value} · {spec.chat_format} | {modes} | "
+                    f"{decoding_text(spec.decoding)} | {memory_text(spec)} | {engines} |")
+    return "\n".join(rows)

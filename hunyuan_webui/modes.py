@@ -1,72 +1,164 @@
 """What each translation mode sends to the model, and how its answer is checked.
 
-Modes are data for the service: ``translate`` (optionally with a glossary), ``context``,
-``formatted``, ``alternatives`` and ``ensemble`` (Chimera). Where a model was trained on a prompt
-(HY-MT1.5's terminology, context and formatted prompts; Chimera's fusion prompt) that exact text is
-used; elsewhere a documented best-effort form is, and the result carries a notice saying so.
+Modes are data for the service: ``translate`` (optionally with a glossary), ``terminology`` (the
+same with a glossary required), ``context`` (surrounding text or background information),
+``style``, ``instructions``, ``structured``, ``formatted``, ``alternatives`` and ``ensemble``
+(Chimera). Where a model was trained on a prompt (HY-MT1.5's terminology, context and formatted
+prompts; Hy-MT2's terminology, background, style, personal-instruction and structured-data prompts;
+Chimera's fusion prompt) that exact text is used, from the model's prompt family; elsewhere a
+documented best-effort form is (often the plain prompt), and the result carries a notice saying so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import regex
 
-from hunyuan_webui import prompts
-from hunyuan_webui.models import CONTEXT, FORMATTED, TERMINOLOGY, ModelSpec
+from hunyuan_webui import prompts, structured
+from hunyuan_webui.errors import InputError
+from hunyuan_webui.models import (
+    CONTEXT,
+    FORMATTED,
+    INSTRUCTIONS,
+    STRUCTURED,
+    STYLE,
+    TERMINOLOGY,
+    ModelSpec,
+)
 
 TRANSLATE = "translate"
-MODES = ("translate", "context", "formatted", "alternatives", "ensemble")
+MODES = ("translate", "context", "formatted", "alternatives", "ensemble", "terminology", "style",
+         "instructions", "structured")
 MODE_HELP = {
     "translate": "One translation per sentence (a glossary may be given).",
-    "context": "Use surrounding text (`context`) to resolve pronouns and terms.",
+    "context": "Use surrounding text or background information (`context`) to resolve pronouns "
+               "and terms.",
     "formatted": "Keep inline markup (<b>, <i>, links, **emphasis**) in place.",
     "alternatives": "Several different translations of a short text, in one batch.",
     "ensemble": "Best quality: several candidates fused by Hunyuan-MT-Chimera.",
+    "terminology": "Translate with a glossary (`glossary`, term pairs): the model's "
+                   "terminology prompt.",
+    "style": "Translate in the style you describe (`style`, free text).",
+    "instructions": "Translate following your own instructions (`instructions`, one per line).",
+    "structured": "Translate the text in JSON, XML, YAML, CSV, TSV, TOML or INI data "
+                  "(`data_format`, or detected) keeping keys, tags and placeholders; the answer "
+                  "is checked.",
 }
-# Modes whose unit is the whole paragraph rather than the sentence.
-PARAGRAPH_MODES = frozenset({"formatted", "alternatives", "ensemble"})
+# Modes whose unit is the whole paragraph (structured: the whole text) rather than the sentence.
+PARAGRAPH_MODES = frozenset({"formatted", "alternatives", "ensemble", "structured"})
+WHOLE_TEXT_MODES = frozenset({"structured"})
 MAX_ALTERNATIVES = 6
 ENSEMBLE_CANDIDATES = 4
+MAX_STYLE_CHARS = 500
+MAX_INSTRUCTIONS = 20
+MAX_INSTRUCTION_CHARS = 500
 # Decoding for the ensemble's candidates: one greedy, the rest sampled a little differently.
 CANDIDATE_TEMPERATURES = (None, 0.7, 0.9, 1.1, 0.8, 1.0)
 
 GLOSSARY_NOTICE = ("This model was not trained on glossaries: the terms were given to it in "
                    "HY-MT1.5's terminology wording as a best effort. Check the report below.")
-CONTEXT_NOTICE = ("This model has no context prompt (HY-MT1.5 has): the context was not used.")
+CONTEXT_NOTICE = ("This model has no context prompt (HY-MT1.5 and Hy-MT2 have): the context was "
+                  "not used.")
 FORMAT_NOTICE = ("This model has no formatted-translation prompt (HY-MT1.5 has): markup was "
                  "protected with numbered tags as a best effort.")
 FORMAT_BROKEN = ("The model did not keep the markup intact in {n} paragraph(s); those were "
                  "translated without markup.")
+STYLE_NOTICE = "This model has no style prompt (Hy-MT2 has): the style was not used."
+INSTRUCTIONS_NOTICE = ("This model has no prompt for personal instructions (Hy-MT2 has): the "
+                       "instructions were not used.")
+STRUCTURED_NOTICE = ("This model has no structured-data prompt (Hy-MT2 has): the data was sent "
+                     "with its plain prompt as a best effort, and the answer checked.")
+GLOSSARY_UNUSED = ("The glossary was not used: the {mode} prompt has no place for it (the "
+                   "report below still says which terms appear).")
+STRUCTURE_BROKEN = ("The model's answer was not {format} with the same structure ({why}); "
+                    "each text value was translated on its own instead.")
+STRUCTURE_KEPT = ("The model's answer was not {format} with the same structure ({why}); the "
+                  "data is shown untranslated.")
+# Modes with a prompt of their own, whose text the glossary cannot join.
+_OWN_PROMPT = {STYLE: STYLE_NOTICE, INSTRUCTIONS: INSTRUCTIONS_NOTICE,
+               STRUCTURED: STRUCTURED_NOTICE}
 
 
 def translation_prompt(spec: ModelSpec, text: str, source: str, target: str,
                        glossary: tuple[tuple[str, str], ...] = (), context: str = "",
-                       mode: str = TRANSLATE) -> str:
-    """The user message for one segment in the plain, glossary or context modes."""
-    if glossary:
+                       mode: str = TRANSLATE, style: str = "",
+                       instructions: Sequence[str] = (), data_format: str = "") -> str:
+    """The user message for one segment (or a whole structured text) in a prompt mode."""
+    family = spec.family
+    if mode in _OWN_PROMPT and spec.supports(mode):
+        fields = {STYLE: {"style": style},
+                  INSTRUCTIONS: {"items": [{"instruction": i} for i in instructions]},
+                  STRUCTURED: {"format": structured.FORMATS.get(data_format, data_format)}}
+        return prompts.render(family, mode, text, source, target, **fields[mode])  # type: ignore[arg-type]
+    if glossary and mode not in _OWN_PROMPT:
         if spec.supports(TERMINOLOGY):
-            return prompts.terminology_prompt(text, target, glossary)
+            return prompts.terminology_prompt(text, target, glossary, family, source)
         # Best effort for models without a terminology prompt: the HY-MT1.5 glossary lines in
         # front of the model's own translation prompt.
-        lines = "\n".join(prompts.TERM_LINE.format(source_term=s, target_term=t) for s, t in glossary)
-        return f"参考下面的翻译：\n{lines}\n\n" + prompts.translation_prompt(text, source, target,
-                                                                         spec.family)
-    if mode == "context" and context.strip() and spec.supports(CONTEXT):
-        return prompts.context_prompt(text, target, context)
-    return prompts.translation_prompt(text, source, target, spec.family)
+        lines = [prompts.fill("{source_term} 翻译成 {target_term}",
+                              {"source_term": s, "target_term": t}) for s, t in glossary]
+        return ("参考下面的翻译：\n" + "\n".join(lines) + "\n\n"
+                + prompts.translation_prompt(text, source, target, family))
+    if mode == CONTEXT and context.strip() and spec.supports(CONTEXT):
+        return prompts.context_prompt(text, target, context, family, source)
+    return prompts.translation_prompt(text, source, target, family)
 
 
 def notices_for(spec: ModelSpec, mode: str, glossary: tuple[tuple[str, str], ...],
                 context: str) -> list[str]:
     out = []
-    if glossary and not spec.supports(TERMINOLOGY):
+    if glossary and mode in _OWN_PROMPT and spec.supports(mode):
+        out.append(GLOSSARY_UNUSED.format(mode=mode))
+    elif glossary and not spec.supports(TERMINOLOGY):
         out.append(GLOSSARY_NOTICE)
-    if mode == "context" and context.strip() and not spec.supports(CONTEXT):
+    if mode == CONTEXT and context.strip() and not spec.supports(CONTEXT):
         out.append(CONTEXT_NOTICE)
-    if mode == "formatted" and not spec.supports(FORMATTED):
+    if mode == FORMATTED and not spec.supports(FORMATTED):
         out.append(FORMAT_NOTICE)
+    if mode in _OWN_PROMPT and not spec.supports(mode):
+        out.append(_OWN_PROMPT[mode])
     return out
+
+
+def check_inputs(mode: str, glossary: tuple[tuple[str, str], ...], style: str,
+                 instructions: tuple[str, ...]) -> None:
+    """What a mode cannot do without, asked for before any model work."""
+    if mode == TERMINOLOGY and not glossary:
+        raise InputError("The terminology mode needs a glossary: at least one term pair.")
+    if mode == STYLE and not style.strip():
+        raise InputError("The style mode needs a style: describe it in a few words "
+                         "(e.g. formal business English, 中国古代文言文).")
+    if len(style) > MAX_STYLE_CHARS:
+        raise InputError(f"A style is at most {MAX_STYLE_CHARS} characters.")
+    if mode == INSTRUCTIONS and not instructions:
+        raise InputError("The instructions mode needs at least one instruction (one per line).")
+
+
+def parse_instructions(value: object) -> tuple[str, ...]:
+    """Instruction lines from a list or from text (one per line); blank lines are skipped and a
+    leading number (``1.``, ``2、``, ``3)``) is removed, since the prompt numbers them itself."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        lines: list[object] = value.splitlines()
+    elif isinstance(value, list | tuple):
+        lines = list(value)
+    else:
+        raise InputError("Instructions must be text, one per line, or a list of texts.")
+    out = []
+    for line in lines:
+        if not isinstance(line, str):
+            raise InputError("Instructions must be text.")
+        line = regex.sub(r"^\s*\d{1,2}\s*[.、)）]\s*", "", line).strip()
+        if len(line) > MAX_INSTRUCTION_CHARS:
+            raise InputError(f"An instruction is at most {MAX_INSTRUCTION_CHARS} characters.")
+        if line:
+            out.append(line)
+    if len(out) > MAX_INSTRUCTIONS:
+        raise InputError(f"At most {MAX_INSTRUCTIONS} instructions.")
+    return tuple(out)
 
 
 def glossary_report(text: str, glossary: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...],

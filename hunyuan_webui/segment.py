@@ -363,6 +363,17 @@ def split_document(
     return Document(tuple(b.pieces))
 
 
+def whole_document(text: str) -> Document:
+    """Structured data is translated whole: only the blank lines around it stay layout."""
+    core = text.strip()
+    if not core:
+        return Document((Piece(text, False),))
+    start = text.index(core)
+    pieces = [Piece(text[:start], False), Piece(core, True),
+              Piece(text[start + len(core):], False)]
+    return Document(tuple(p for p in pieces if p.text))
+
+
 def line_document(text: str) -> Document:
     """Paragraph modes translate whole lines: indentation and line ends stay layout."""
     pieces: list[Piece] = []

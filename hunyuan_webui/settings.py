@@ -36,7 +36,9 @@ def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secre
 @dataclass(frozen=True)
 class Settings:
     # model and engine
-    model: str = _opt("tencent/Hunyuan-MT-7B", "Hub id or local checkpoint directory.")
+    model: str = _opt("auto", "Hub id or local checkpoint directory; auto = the best model this "
+                      "machine can run and get (see README, Hardware): Hy-MT2-7B in bf16, int8 "
+                      "or int4 by free GPU memory; without a GPU a 1.8B model, else the demo.")
     demo: bool = _opt(False, "Serve the bundled tiny demo model (no GPU, no download).")
     dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
                       "use bitsandbytes.", choices=DTYPES)
@@ -184,7 +186,8 @@ class Settings:
 
     def with_demo(self) -> Settings:
         """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
-        engines that run GGUF files get it as one."""
+        engines that run GGUF files get it as one. The launcher's own choice
+        (:func:`hunyuan_webui.choice.choose`) does this for --demo."""
         if self.engine in GGUF_ENGINES:
             from hunyuan_webui.engine.gguf_files import ensure_demo_gguf
 

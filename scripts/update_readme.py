@@ -1,15 +1,28 @@
-"""Regenerate the README's configuration table from hunyuan_webui.settings (run after adding a flag)."""
+"""Regenerate the README's generated tables (run after adding a flag, a model or a launch rule).
+
+Each table is found by its header row and replaced up to the next blank line.
+"""
 
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from hunyuan_webui.settings import markdown_table  # noqa: E402
+from hunyuan_webui import choice, models, settings  # noqa: E402
 
 README = ROOT / "README.md"
+TABLES = [settings.markdown_table(), models.markdown_table(), choice.markdown_table()]
+
+
+def replace_table(text: str, table: str) -> str:
+    header = table.split("\n", 1)[0]
+    start = text.index(header)
+    end = text.index("\n\n", start)
+    return text[:start] + table + text[end:]
+
+
 text = README.read_text(encoding="utf-8")
-start = text.index("| flag | environment | default | meaning |")
-end = text.index("\n\n", start)
-README.write_text(text[:start] + markdown_table() + text[end:], encoding="utf-8")
-print("README.md configuration table updated")
+for table in TABLES:
+    text = replace_table(text, table)
+README.write_text(text, encoding="utf-8")
+print("README.md tables updated")

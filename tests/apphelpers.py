@@ -256,3 +256,33 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
 def idle(engine: Engine) -> bool:
     status = engine.status()
     return status.active == 0 and status.queued == 0
+
+
+class RecordingEngine(Engine):
+    """The real engine (same interface, real decoding) noting every ``submit``: prompts and
+    options, grouped as the engine received them. ``spec`` stands in for the loaded model's."""
+
+    def __init__(self, inner: Engine, spec: models.ModelSpec | None = None) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.spec = spec or inner.spec  # type: ignore[attr-defined]
+        self.calls: list[tuple[list[str], list[Any]]] = []
+
+    def submit(self, prompts_: Any, options: Any) -> Any:
+        opts = list(options) if isinstance(options, list | tuple) else [options] * len(prompts_)
+        self.calls.append((list(prompts_), opts))
+        return self.inner.submit(prompts_, options)
+
+    def status(self) -> Any:
+        return self.inner.status()
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    @property
+    def prompts(self) -> list[str]:
+        return [p for call, _ in self.calls for p in call]
+
+    @property
+    def options(self) -> list[Any]:
+        return [o for _, call in self.calls for o in call]

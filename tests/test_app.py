@@ -172,3 +172,37 @@ def test_document_tab_rejects_a_wrong_file_clearly(client, tmp_path):
         client.predict(handle_file(str(fake)), "zh", "en", [], True, {"headers": ["Source term", "Target term"], "data": [["", ""]]},
                        api_name="/translate_document")
     assert "PNG" in str(err.value) or "not a" in str(err.value)
+
+
+def test_a_plain_launch_without_a_gpu_or_a_hub_serves_the_demo_with_a_banner(tmp_path):
+    """`bash launch.sh` with no model flags on this machine (no GPU, no model hub): it used to
+    start downloading the 16 GB Hunyuan-MT-7B to load it in fp32. Now it looks for a 1.8B model
+    (cache, then a hub that does not answer), never for a 7B, and serves the demo model with a
+    banner that says what it is."""
+    import httpx
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HYMT_", "HF_"))}
+    env.update(HYMT_VENV=str(Path(sys.executable).parent.parent), HF_HOME=str(tmp_path / "hf"),
+               HF_ENDPOINT="http://127.0.0.1:9")  # a hub that refuses at once
+    started = subprocess.run(["bash", "launch.sh", "--background", "--port", str(port)],
+                             cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    try:
+        assert started.returncode == 0, started.stderr
+        url = f"http://127.0.0.1:{port}"
+        assert httpx.get(f"{url}/ready").status_code == 200
+        assert httpx.get(f"{url}/v1/model").json()["demo"] is True
+        config = httpx.get(f"{url}/config").json()
+        banners = [c["props"]["value"] for c in config["components"]
+                   if c["props"].get("elem_id") == "banner"]
+        assert banners and banners[0].startswith(
+            "**Demo model.** No GPU was found, and no Hy-MT2-1.8B weights are cached here or "
+            "could be downloaded. This is the bundled demo model")
+    finally:
+        subprocess.run(["bash", "launch.sh", "stop"], cwd=REPO, env=env, capture_output=True,
+                       text=True, timeout=60)
+    log = (REPO / ".hymt" / "server.log").read_text()
+    assert "WARNING hunyuan_webui: launch choice: No GPU was found" in log
+    assert "skipping tencent/Hy-MT2-1.8B (weights neither cached nor downloadable)" in log
+    assert "7B" not in log.split("launch choice:")[0]  # nothing about a 7B before the choice
+    assert not list((tmp_path / "hf").glob("**/models--*"))  # nothing was downloaded

@@ -34,3 +34,15 @@ def test_a_bad_language_code_is_one_line_before_any_loading():
     assert done.returncode == 2
     assert done.stderr.startswith("error: Unknown language code 'xx'.") and not done.stdout
     assert "Traceback" not in done.stderr
+
+
+def test_modes_on_the_command_line_with_the_notice_on_stderr():
+    done = cli("translate", "--demo", "--from", "zh", "--to", "en", "--mode", "style",
+               "--style", "formal", "谢谢。")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Thank you.\n"
+    assert "[This model has no style prompt (Hy-MT2 has): the style was not used.]" in done.stderr
+    done = cli("translate", "--demo", "--to", "en", "--mode", "terminology", "谢谢。")
+    assert done.returncode == 2
+    assert done.stderr == ("error: The terminology mode needs a glossary: at least one term "
+                           "pair.\n")

@@ -36,7 +36,8 @@ OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/la
               ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
               ("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
               ("GET", "/v1/models/{model}"), ("POST", "/v2/translate"), ("GET", "/v2/languages"),
-              ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage")]
+              ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage"),
+              ("GET", "/v1/model")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
 OPTION_NAMES = {f.name for f in dataclasses.fields(DecodingOptions)}

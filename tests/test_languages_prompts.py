@@ -15,6 +15,11 @@ from hunyuan_webui.prompts import PromptFamily
 ZH_MT = "把下面的文本翻译成{tgt}，不要额外解释。\n\n{src}"
 ZH_MT15 = "将以下文本翻译为{tgt}，注意只需要输出翻译后的结果，不要额外解释：\n\n{src}"
 XX = "Translate the following segment into {tgt}, without additional explanation.\n\n{src}"
+XX_MT2 = ("Translate the following text into {tgt}. Note that you should only output the "
+          "translated result without any additional explanation:\n\n{src}")
+# Each family's (Chinese, English) plain template.
+TEMPLATES = {PromptFamily.HUNYUAN_MT: (ZH_MT, XX), PromptFamily.HY_MT15: (ZH_MT15, XX),
+             PromptFamily.HY_MT2: (ZH_MT15, XX_MT2)}
 CHINESE = {"zh", "zh-Hant", "yue"}
 
 
@@ -43,7 +48,7 @@ def test_codes_are_normalised_and_unknown_codes_list_the_valid_ones():
 @pytest.mark.parametrize("family", list(PromptFamily))
 def test_every_pair_renders_the_official_prompt(family):
     text = "Hello, world.\n第二行"
-    zh_template = ZH_MT if family is PromptFamily.HUNYUAN_MT else ZH_MT15
+    zh_template, xx_template = TEMPLATES[family]
     count = 0
     for src, tgt in itertools.permutations(languages.CODES, 2):
         got = prompts.translation_prompt(text, src, tgt, family)
@@ -51,7 +56,7 @@ def test_every_pair_renders_the_official_prompt(family):
         if src in CHINESE or tgt in CHINESE:
             expected = zh_template.format(tgt=target.chinese, src=text)
         else:
-            expected = XX.format(tgt=target.english, src=text)
+            expected = xx_template.format(tgt=target.english, src=text)
         assert got == expected, (src, tgt)
         count += 1
     assert count == 38 * 37
@@ -103,6 +108,18 @@ def test_decoding_options_defaults_and_bounds():
     # Greedy results do not depend on sampling knobs, so they share cache entries.
     assert (DecodingOptions(deterministic=True, temperature=0.1).cache_fields()
             == DecodingOptions(deterministic=True).cache_fields())
+
+
+def test_the_template_strings_are_views_of_the_data_files():
+    """Code that reads the templates as str.format strings gets the same texts as render()."""
+    assert XX.replace("{tgt}", "{target_language}").replace(
+        "{src}", "{source_text}") == prompts.XX_TEMPLATE
+    assert prompts.ZH_TEMPLATE[PromptFamily.HY_MT15] == ZH_MT15.replace(
+        "{tgt}", "{target_language}").replace("{src}", "{source_text}")
+    assert prompts.TERMINOLOGY_TEMPLATE.format(
+        terms=prompts.TERM_LINE.format(source_term="AI", target_term="人工智能"),
+        target_language="中文", source_text="AI is here.") == prompts.terminology_prompt(
+        "AI is here.", "zh", [("AI", "人工智能")])
 
 
 # -- recognising a prompt another tool filled in (the OpenAI-compatible route) -----------------

@@ -1,11 +1,12 @@
-"""The README stays true: its configuration table is the one generated from Settings, and the
-quick start has exactly the two commands."""
+"""The README stays true: its configuration and model tables are the ones generated from Settings
+and the registry, and the quick start has exactly the two commands."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from hunyuan_webui import models
 from hunyuan_webui.settings import markdown_table
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
@@ -13,6 +14,12 @@ README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encodi
 
 def test_configuration_table_matches_the_settings():
     assert markdown_table() in README, "regenerate with: python scripts/update_readme.py"
+
+
+def test_model_table_matches_the_registry():
+    assert models.markdown_table() in README, "regenerate with: python scripts/update_readme.py"
+    for spec in models.REGISTRY.values():
+        assert f"| `{spec.id}` |" in README
 
 
 def test_quick_start_has_exactly_the_two_commands():

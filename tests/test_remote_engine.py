@@ -590,3 +590,22 @@ def test_several_endpoints_share_the_load_and_skip_a_dead_one(served, demo_dir, 
         assert [s.result() for s in streams] == [p.target for p in phrases[:6]]
     finally:
         replicas.close()
+
+
+def test_hy_mt2_30b_a3b_asks_for_no_thinking_and_never_shows_a_think_block():
+    """Its chat template takes reasoning_effort; a <think> block that comes anyway is removed
+    from the stream, and the chunks still concatenate to the final text."""
+    spec = resolve("tencent/Hy-MT2-30B-A3B")
+    script = sse("<think>", "\nThe user wants", " English.\n</th", "ink>\n\nHello", ", world.")
+    with FakeServer(script, served=(spec.id,)) as fake:
+        settings = Settings(model=spec.id, engine="openai", endpoint=fake.url)
+        with contextlib.closing(OpenAIEngine.from_settings(spec, settings)) as engine:
+            ready(engine)
+            stream = engine.submit([PROMPT], spec.decoding)[0]
+            chunks = list(stream)
+    assert "".join(chunks) == stream.text == "Hello, world."
+    assert not any("think" in c or "user" in c for c in chunks)
+    body = fake.bodies[-1]
+    assert body["chat_template_kwargs"] == {"reasoning_effort": "no_think"}
+    assert (body["temperature"], body["top_p"], body["top_k"], body["repetition_penalty"]) == (
+        0.7, 1.0, -1, 1.0)

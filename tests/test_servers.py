@@ -72,7 +72,7 @@ def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):
 def test_a_missing_server_is_one_paragraph_with_the_install_command():
     venv = Path(sys.executable).parent.parent
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="vllm"))
+        get_engine(Settings(engine="vllm", model=MT7B.id))
     assert err.value.user_message == (
         "--engine vllm starts vLLM as a managed server, but it is not installed here. Install "
         f"it into the translator's environment ({venv}) with `pip install vllm`, then start the "

@@ -7,6 +7,7 @@ UI, the API and the command line share the weights, loaded once.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from hunyuan_webui.engine.base import (
     GREEDY,
@@ -19,8 +20,10 @@ from hunyuan_webui.engine.base import (
     Usage,
 )
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.models import ModelSpec
 from hunyuan_webui.settings import GGUF_ENGINES, MANAGED_ENGINES, Settings
+
+if TYPE_CHECKING:  # models imports engine.base: importing models here first would be circular
+    from hunyuan_webui.models import ModelSpec
 
 __all__ = ["GREEDY", "OPTION_BOUNDS", "DecodingOptions", "Engine", "EngineState", "EngineStatus",
            "Stream", "Usage", "get_engine", "close_engines"]

@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 OPTION_BOUNDS: dict[str, tuple[float, float]] = {
     "temperature": (0.05, 2.0),
     "top_p": (0.05, 1.0),
-    "top_k": (1, 200),
+    "top_k": (0, 200),  # 0: no top-k cut (Hy-MT2-30B-A3B's card says -1, vLLM's spelling)
     "repetition_penalty": (1.0, 2.0),
     "max_new_tokens": (1, 4096),
 }
@@ -39,7 +39,9 @@ OPTION_BOUNDS: dict[str, tuple[float, float]] = {
 
 @dataclass(frozen=True)
 class DecodingOptions:
-    """Decoding settings for one request; defaults are the model card's."""
+    """Decoding settings for one request; the defaults are the Hunyuan-MT / HY-MT1.5 / Hy-MT2
+    (1.8B, 7B) model cards'. A model with other defaults carries its own (``ModelSpec.decoding``),
+    and requests start from the loaded model's."""
 
     deterministic: bool = False
     temperature: float = 0.7
@@ -67,8 +69,10 @@ class DecodingOptions:
             raise InputError("Option deterministic must be true or false.")
 
     @classmethod
-    def from_mapping(cls, data: dict[str, Any] | None) -> DecodingOptions:
-        """Build from user input (API JSON, UI controls), rejecting unknown names with the list."""
+    def from_mapping(cls, data: dict[str, Any] | None,
+                     defaults: DecodingOptions | None = None) -> DecodingOptions:
+        """Build from user input (API JSON, UI controls), rejecting unknown names with the list;
+        what ``data`` leaves out comes from ``defaults`` (the loaded model's)."""
         data = dict(data or {})
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
@@ -83,7 +87,7 @@ class DecodingOptions:
         for name in ("top_k", "max_new_tokens"):
             if data.get(name) is not None and not isinstance(data[name], int):
                 raise InputError(f"Option {name} must be an integer; got {data[name]!r}.")
-        return cls(**data)
+        return cls(**{**asdict(defaults or cls()), **data})
 
     def cache_fields(self) -> dict[str, Any]:
         """What makes two results interchangeable (the seed only matters when sampling)."""

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from hunyuan_webui.engine.base import Stream
-from hunyuan_webui.engine.textstream import IncrementalText
+from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Row:
     stream: Stream
     prompt_ids: list[int]
     max_new_tokens: int
-    text: IncrementalText
+    text: IncrementalText | ReasoningFilter
     generator: torch.Generator | None
     generated: list[int] = field(default_factory=list)
 

@@ -43,7 +43,7 @@ from hunyuan_webui.engine.gguf_files import DEFAULT_QUANT, locate, quant_of
 from hunyuan_webui.engine.llama_model import LlamaModel
 from hunyuan_webui.engine.local import WARMUP_PROMPT
 from hunyuan_webui.engine.sampling import choose
-from hunyuan_webui.engine.textstream import IncrementalText
+from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 from hunyuan_webui.errors import (
     BusyError,
     InputTooLongError,
@@ -62,7 +62,7 @@ class _Row:
     stream: Stream
     prompt: list[int]
     max_new_tokens: int
-    text: IncrementalText
+    text: IncrementalText | ReasoningFilter
     generator: torch.Generator | None
     seen: torch.Tensor  # [n_vocab] bool: prompt and answer ids, for the repetition penalty
     seq: int = -1  # llama.cpp's sequence id while admitted
@@ -183,8 +183,11 @@ class LlamaCppEngine(Engine):
             generator = torch.Generator().manual_seed(options.seed)
         seen = torch.zeros(model.n_vocab, dtype=torch.bool)
         seen[torch.tensor(ids, dtype=torch.long)] = True
+        text: IncrementalText | ReasoningFilter = IncrementalText(model.detokenize)
+        if self.spec.reasoning_tags:  # Hy-MT2-30B-A3B: its <think> block never reaches the user
+            text = ReasoningFilter(text, self.spec.reasoning_tags)
         return _Row(stream=stream, prompt=ids, max_new_tokens=max(1, cap),
-                    text=IncrementalText(model.detokenize), generator=generator, seen=seen)
+                    text=text, generator=generator, seen=seen)
 
     def _admit(self) -> list[_Row]:
         """Move queued rows into free sequences while their cells fit; drop cancelled ones.

@@ -17,14 +17,13 @@ import torch
 
 from hunyuan_webui.engine.cpu import tune_linears
 from hunyuan_webui.errors import ModelLoadError
-from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.models import ModelSpec, check_in_process, estimate_weight_gib
+
+__all__ = ["LoadedModel", "estimate_weight_gib", "load", "pick_device", "resolve_dtype"]
 
 log = logging.getLogger(__name__)
 
 _TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-# Bytes per parameter of the weights, for memory estimates in messages and the README.
-BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "int8": 1.0, "int4": 0.5, "fp8": 1.0,
-                   "gptq-int4": 0.5}
 
 
 @dataclass
@@ -100,22 +99,11 @@ def _prequantized_config(spec: ModelSpec) -> Any:
     return config
 
 
-# bitsandbytes leaves the embeddings and lm_head in 16 bits: about 14% of the 7B model's parameters.
-UNQUANTIZED_SHARE = 0.14
-
-
-def estimate_weight_gib(params_b: float, dtype: str) -> float:
-    """Approximate weight memory; quantized formats keep embeddings and lm_head in 16 bits."""
-    per_param = BYTES_PER_PARAM.get(dtype, 2.0)
-    if per_param < 2.0:
-        per_param = (1 - UNQUANTIZED_SHARE) * per_param + UNQUANTIZED_SHARE * 2.0
-    return params_b * 1e9 * per_param / 2**30
-
-
 def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedModel:
     """Load tokenizer and weights; raise :class:`ModelLoadError` with advice on any failure."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    check_in_process(spec)
     dev = pick_device(device)
     if spec.prequantized and dtype in ("int8", "int4"):
         raise ModelLoadError(f"{spec.id} is already quantized ({spec.prequantized}); "

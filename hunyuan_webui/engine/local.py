@@ -36,7 +36,7 @@ from hunyuan_webui.engine.base import (
 from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
-from hunyuan_webui.engine.textstream import IncrementalText
+from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter, keeping_tags
 from hunyuan_webui.errors import (
     BusyError,
     InputTooLongError,
@@ -72,6 +72,7 @@ class LocalEngine(Engine):
         self._state = EngineState.LOADING
         self._reason = ""
         self._loaded: LoadedModel | None = None
+        self._decode: Callable[[Sequence[int]], str] = lambda ids: ""  # set once loaded
         self._cond = threading.Condition()
         self._pending: collections.deque[Row] = collections.deque()
         self._batch = Batch()  # its membership changes under _cond; its tensors are the scheduler's
@@ -129,7 +130,8 @@ class LocalEngine(Engine):
         tokenizer = self._require_loaded().tokenizer
         ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
                                             add_generation_prompt=True, tokenize=True,
-                                            return_dict=False)
+                                            return_dict=False,
+                                            **dict(self.spec.chat_template_kwargs))
         if isinstance(ids, dict) or hasattr(ids, "input_ids"):
             ids = ids["input_ids"]
         return [int(i) for i in ids]
@@ -176,9 +178,9 @@ class LocalEngine(Engine):
         generator = None
         if not options.deterministic and options.seed is not None:
             generator = torch.Generator(device=loaded.device).manual_seed(options.seed)
-        tokenizer = loaded.tokenizer
-        text = IncrementalText(lambda t: tokenizer.decode(t, skip_special_tokens=True,
-                                                          clean_up_tokenization_spaces=False))
+        text: IncrementalText | ReasoningFilter = IncrementalText(self._decode)
+        if self.spec.reasoning_tags:
+            text = ReasoningFilter(text, self.spec.reasoning_tags)
         return Row(stream=stream, prompt_ids=ids, max_new_tokens=min(cap, self.max_new_tokens),
                    text=text, generator=generator)
 
@@ -186,6 +188,11 @@ class LocalEngine(Engine):
     def _main(self) -> None:
         try:
             self._loaded = load(self.spec, *self._requested)
+            tokenizer = self._loaded.tokenizer
+            self._decode = keeping_tags(
+                lambda t: tokenizer.decode(t, skip_special_tokens=True,
+                                           clean_up_tokenization_spaces=False),
+                tokenizer, self.spec.reasoning_tags or ())
             self._state = EngineState.WARMING
             if self._warmup:
                 self._run_warmup()

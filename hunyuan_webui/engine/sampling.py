@@ -48,9 +48,9 @@ def choose(logits: torch.Tensor, seen: torch.Tensor, options: Sequence[DecodingO
 
 def sample(logits: torch.Tensor, options: DecodingOptions,
            generator: torch.Generator | None) -> torch.Tensor:
-    """Temperature, top-k, top-p, then one draw; returns the id as a 0-d tensor (no sync)."""
+    """Temperature, top-k (0: none), top-p, then one draw; returns the id as a 0-d tensor."""
     logits = logits / options.temperature
-    k = min(int(options.top_k), logits.shape[-1])
+    k = min(int(options.top_k) or logits.shape[-1], logits.shape[-1])  # top_k 0: no cut
     values, indices = torch.topk(logits, k)  # sorted, largest first
     probs = torch.softmax(values, dim=-1)
     if options.top_p < 1.0:

@@ -29,13 +29,18 @@ class Backend:
 
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return modes.translation_prompt(self.spec, segment, source, request.target_lang,
-                                        request.glossary, request.context, request.mode)
+                                        request.glossary, request.context, request.mode,
+                                        style=request.style, instructions=request.instructions,
+                                        data_format=request.data_format)
 
     def key_for(self, segment: str, source: str, request: TranslationRequest) -> str:
+        # A request reaches here validated, its options filled in with the model's defaults.
+        assert request.options is not None
         return cache_key(model=self.spec.id, source_lang=source, target_lang=request.target_lang,
                          mode=request.mode, text=segment,
                          options={**request.options.cache_fields(),
-                                  "glossary": list(request.glossary), "context": request.context})
+                                  "glossary": list(request.glossary), "context": request.context,
+                                  **_mode_fields(request)})
 
     def reads_cache(self, request: TranslationRequest) -> bool:
         """May this request's segments be answered from the cache? Yes by default, whatever the
@@ -48,3 +53,10 @@ class Backend:
         the fresh answer replaces the old."""
         return (self.cache is not None and self.cache.enabled
                 and request.mode not in modes.PARAGRAPH_MODES)
+
+
+def _mode_fields(request: TranslationRequest) -> dict[str, object]:
+    """The newer modes' inputs, in the cache key only when given (older keys stay valid)."""
+    fields = {"style": request.style, "instructions": list(request.instructions),
+              "data_format": request.data_format}
+    return {name: value for name, value in fields.items() if value}

@@ -4,6 +4,9 @@ Every paragraph's first-phase prompts are submitted in one engine call, so they 
 paragraph is finished in order: formatted answers are checked for their tags (and translated bare,
 with a notice, when the tags came back broken), alternatives collect their variants, and ensemble
 candidates are fused by Chimera. These answers are neither cached nor shared in flight.
+Structured data is one "paragraph", the whole text: its answer is checked
+(:mod:`hunyuan_webui.structured`) before it is shown, and replaced by a value-by-value translation
+when the model broke the data.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from hunyuan_webui import modes, prompts
+from hunyuan_webui import modes, prompts, structured
 from hunyuan_webui.engine import DecodingOptions, Stream
 from hunyuan_webui.models import FORMATTED
 from hunyuan_webui.service.strategy import Strategy
@@ -57,6 +60,8 @@ class Paragraphs(Strategy):
                 prompt = prompts.translation_prompt(markup.tagged, self.source, target, spec.family)
             return [prompt], [options], markup
         prompt = self.backend.prompt_for(segment, self.source, request)
+        if request.mode == "structured":  # the whole data in one prompt; checked when it is back
+            return [prompt], [options], None
         if request.mode == "alternatives":
             variants = [replace(options, deterministic=True)] + [
                 replace(options, deterministic=False, temperature=max(options.temperature, 0.9),
@@ -70,7 +75,9 @@ class Paragraphs(Strategy):
         return [prompt] * len(candidates), candidates, None
 
     def _paragraph(self, segment: str, markup: Any, streams: list[Stream]) -> Iterator[str]:
-        if self.request.mode == "formatted":
+        if self.request.mode == "structured":
+            yield self._checked_data(segment, "".join(self.reader.read(streams[0])))
+        elif self.request.mode == "formatted":
             yield self._formatted(segment, markup, streams[0])
         elif self.request.mode == "alternatives":
             yield from self.reader.read(streams[0])
@@ -101,3 +108,27 @@ class Paragraphs(Strategy):
         [fused] = self.reader.submit(self.backend.chimera, [fusion],
                                      [replace(self.request.options, deterministic=True)])
         yield from self.reader.read(fused)
+
+    def _checked_data(self, source: str, answer: str) -> str:
+        """A structured-data answer if it is still the same data; else each text value translated
+        on its own (JSON, XML, CSV, TSV), else the data untranslated, with a notice either way."""
+        fmt = self.request.data_format
+        answer = structured.unwrap(answer, source)
+        why = structured.problem(source, answer, fmt)
+        if why is None or self.reader.cancelled.is_set():
+            return answer
+        split = structured.split_values(source, fmt)
+        template = modes.STRUCTURE_BROKEN if split else modes.STRUCTURE_KEPT
+        self.notices.append(template.format(format=structured.FORMATS[fmt], why=why))
+        if split is None:
+            return source
+        values, rebuild = split
+        plain = replace(self.request, mode=modes.TRANSLATE, glossary=())
+        prompts_ = [self.backend.prompt_for(v, self.source, plain) for v in values]
+        assert self.request.options is not None  # validated: the model's defaults filled in
+        streams = self.reader.submit(self.backend.engine, prompts_,
+                                     [self.request.options] * len(prompts_)) if prompts_ else []
+        translated = ["".join(self.reader.read(s)) for s in streams]
+        # A value whose placeholders did not survive keeps its original text.
+        return rebuild([new if new.strip() and structured.same_placeholders(old, new) else old
+                        for old, new in zip(values, translated)])

@@ -21,12 +21,15 @@ class TranslationRequest:
     text: str
     target_lang: str
     source_lang: str = languages.AUTO
-    options: DecodingOptions = field(default_factory=DecodingOptions)
+    options: DecodingOptions | None = None  # None: the loaded model's defaults (its card's)
     mode: str = TRANSLATE
     glossary: tuple[tuple[str, str], ...] = ()
     context: str = ""
     variants: int = 3  # alternatives mode: how many
     cache: bool = True  # False: a fresh answer (Retranslate), not the cached or shared one
+    style: str = ""  # style mode: free text
+    instructions: tuple[str, ...] = ()  # instructions mode: one per numbered line
+    data_format: str = ""  # structured mode: json, xml, yaml, csv...; "" = detect
 
 
 @dataclass

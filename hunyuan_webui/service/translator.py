@@ -18,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from hunyuan_webui import languages, modes
+from hunyuan_webui import languages, modes, structured
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.detect import Detection, LanguageDetector
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
@@ -29,7 +29,7 @@ from hunyuan_webui.errors import (
     UnsupportedModeError,
 )
 from hunyuan_webui.models import CHIMERA, ModelSpec
-from hunyuan_webui.segment import Document, line_document, split_document
+from hunyuan_webui.segment import Document, line_document, split_document, whole_document
 from hunyuan_webui.service.backend import Backend
 from hunyuan_webui.service.inflight import Flights
 from hunyuan_webui.service.job import Job
@@ -107,9 +107,22 @@ class Translator:
                 raise InputTooLongError(f"Alternatives are for short texts (at most "
                                         f"{ALTERNATIVES_MAX_CHARS} characters).")
         glossary = modes.parse_glossary(request.glossary)
-        if not isinstance(request.context, str):
-            raise InputError("The context must be text.")
-        return replace(request, source_lang=source, target_lang=target, glossary=glossary)
+        if not isinstance(request.context, str) or not isinstance(request.style, str):
+            raise InputError("The context and the style must be text.")
+        instructions = modes.parse_instructions(request.instructions)
+        modes.check_inputs(request.mode, glossary, request.style, instructions)
+        data_format = request.data_format
+        if request.mode in modes.WHOLE_TEXT_MODES and request.text.strip():
+            data_format = (structured.normalize_format(data_format) if data_format
+                           else structured.detect_format(request.text))
+            structured.check_source(request.text, data_format)
+        return replace(request, source_lang=source, target_lang=target, glossary=glossary,
+                       options=request.options or self.spec.decoding, style=request.style.strip(),
+                       instructions=instructions, data_format=data_format)
+
+    def decoding(self, **overrides: object) -> DecodingOptions:
+        """Decoding options starting from the loaded model's defaults (its model card's)."""
+        return DecodingOptions.from_mapping(overrides, self.spec.decoding)
 
     def detect(self, text: str) -> Detection:
         return self.detector.detect(text[:2000])
@@ -132,9 +145,12 @@ class Translator:
             return self._job(request, source, Document(()), detection, passthrough=True,
                              notice=f"The text is already in {name}; returned unchanged.")
         self._check_tokens(request.text)
-        paragraphs = request.mode in modes.PARAGRAPH_MODES
-        document = line_document(request.text) if paragraphs else split_document(request.text,
-                                                                                  source)
+        if request.mode in modes.WHOLE_TEXT_MODES:
+            document = whole_document(request.text)
+        elif request.mode in modes.PARAGRAPH_MODES:
+            document = line_document(request.text)
+        else:
+            document = split_document(request.text, source)
         notices = modes.notices_for(self.spec, request.mode, request.glossary, request.context)
         return self._job(request, source, document, detection, notice=" ".join(notices))
 

@@ -23,7 +23,6 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 
 from hunyuan_webui import languages
-from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.errors import (
     AuthError,
     InputError,
@@ -206,8 +205,9 @@ def create_router(translator: Translator) -> APIRouter:
 
         def translate_all() -> list[TranslationResult]:  # detection too: off the event loop
             sources = _sources(translator, texts, source)
+            greedy = translator.decoding(deterministic=True)  # the model's repetition penalty
             return translator.translate_many([
-                TranslationRequest(text=t, source_lang=s, target_lang=target, options=GREEDY,
+                TranslationRequest(text=t, source_lang=s, target_lang=target, options=greedy,
                                    mode=mode, context=context) for t, s in zip(texts, sources)])
 
         results = await anyio.to_thread.run_sync(translate_all)

@@ -153,7 +153,7 @@ def create_router(translator: Translator) -> APIRouter:
         """OpenAI's chat completions. A translation prompt of the model cards goes through the
         translator (cache, segments); anything else is plain generation."""
         access: AccessControl = request.app.state.access
-        options = body.decoding()
+        options = body.decoding(translator.spec.decoding)
         answer = _Answer(translator.spec.id)
         stop = StopText(body.stops())
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

@@ -71,8 +71,9 @@ class ChatRequest(BaseModel):
     tools: list[Any] | None = None
     response_format: dict[str, Any] | None = None
 
-    def decoding(self) -> DecodingOptions:
-        """The model card's decoding, changed where the request says otherwise."""
+    def decoding(self, defaults: DecodingOptions | None = None) -> DecodingOptions:
+        """The model card's decoding (``defaults``: the loaded model's), changed where the request
+        says otherwise."""
         if self.logprobs:
             raise InputError("logprobs are not supported.")
         if self.tools:
@@ -93,7 +94,7 @@ class ChatRequest(BaseModel):
         cap = self.max_completion_tokens or self.max_tokens
         if cap is not None:  # tools ask for generous caps; the engine's own cap applies anyway
             values["max_new_tokens"] = min(cap, int(OPTION_BOUNDS["max_new_tokens"][1]))
-        return DecodingOptions.from_mapping(values)
+        return DecodingOptions.from_mapping(values, defaults)  # the rest: the model's defaults
 
     def stops(self) -> list[str]:
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])

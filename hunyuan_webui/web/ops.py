@@ -1,8 +1,10 @@
-"""Operational routes: liveness, readiness, Prometheus metrics and the phrase cache."""
+"""Operational routes: liveness, readiness, Prometheus metrics, the phrase cache, and what model
+is loaded."""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -52,5 +54,14 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
         cache.clear()
         log.info("phrase cache cleared by %s", who.key_id or "an open API")
         return {"cleared": True, **cache.stats().to_dict()}
+
+    @router.get("/v1/model", tags=["translation"])
+    def model_info() -> dict[str, Any]:
+        """The loaded model: its prompt family, the modes it has prompts for, its chat format and
+        the decoding defaults a request starts from."""
+        spec = translator.spec
+        return {"id": spec.id, "family": str(spec.family), "modes": sorted(spec.modes),
+                "chat_format": spec.chat_format, "description": spec.description,
+                "decoding": asdict(spec.decoding), "demo": spec.demo}
 
     return router

@@ -11,9 +11,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
+from hunyuan_webui.engine import OPTION_BOUNDS
 from hunyuan_webui.models import TRANSLATE
-from hunyuan_webui.modes import MAX_ALTERNATIVES, MODE_HELP, MODES
+from hunyuan_webui.modes import MAX_ALTERNATIVES, MAX_STYLE_CHARS, MODE_HELP, MODES
+from hunyuan_webui.structured import FORMATS
 
 MAX_LIST_ITEMS = 128
 
@@ -23,29 +24,34 @@ def _whole(value: Any) -> Any:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
-_DEFAULTS = DecodingOptions()
 _LOW = {name: low for name, (low, _) in OPTION_BOUNDS.items()}
 _HIGH = {name: high for name, (_, high) in OPTION_BOUNDS.items()}
 _Whole = BeforeValidator(_whole)
 
 
-REQUEST_FIELDS = ("mode", "context", "glossary", "variants")
+REQUEST_FIELDS = ("mode", "context", "glossary", "variants", "style", "instructions",
+                  "data_format")
+_MODEL_DEFAULT = "Default: the loaded model's (its model card's; see GET /v1/model)."
 
 
 class Options(BaseModel):
-    """Decoding options; the defaults are the model card's. Unknown names are refused (400)."""
+    """Decoding options; what is left out is the loaded model's default (its model card's).
+    Unknown names are refused (400)."""
 
     model_config = ConfigDict(extra="allow")  # left to DecodingOptions, whose error lists the names
 
     deterministic: StrictBool = Field(False, description="Greedy decoding: same text, same answer.")
-    temperature: float = Field(_DEFAULTS.temperature, ge=_LOW["temperature"],
-                               le=_HIGH["temperature"], strict=True)
-    top_p: float = Field(_DEFAULTS.top_p, ge=_LOW["top_p"], le=_HIGH["top_p"], strict=True)
-    top_k: Annotated[StrictInt, _Whole] = Field(_DEFAULTS.top_k, ge=_LOW["top_k"],
-                                                le=_HIGH["top_k"])
-    repetition_penalty: float = Field(_DEFAULTS.repetition_penalty,
-                                      ge=_LOW["repetition_penalty"],
-                                      le=_HIGH["repetition_penalty"], strict=True)
+    # Left out, these are the model's; an explicit null is refused (the None default is never
+    # validated and never reaches DecodingOptions: decoding() keeps only what was given).
+    temperature: float = Field(None, ge=_LOW["temperature"], le=_HIGH["temperature"],  # type: ignore[assignment]
+                               strict=True, description=_MODEL_DEFAULT)
+    top_p: float = Field(None, ge=_LOW["top_p"], le=_HIGH["top_p"], strict=True,  # type: ignore[assignment]
+                         description=_MODEL_DEFAULT)
+    top_k: Annotated[StrictInt, _Whole] = Field(None, ge=_LOW["top_k"], le=_HIGH["top_k"],  # type: ignore[assignment]
+                                                description="0: no top-k cut. " + _MODEL_DEFAULT)
+    repetition_penalty: float = Field(None, ge=_LOW["repetition_penalty"],  # type: ignore[assignment]
+                                      le=_HIGH["repetition_penalty"], strict=True,
+                                      description=_MODEL_DEFAULT)
     max_new_tokens: Annotated[StrictInt, Field(ge=_LOW["max_new_tokens"],
                                                le=_HIGH["max_new_tokens"]), _Whole] | None = Field(
         None, description="Cap on generated tokens per segment (default: from the input length).")
@@ -62,8 +68,16 @@ class Options(BaseModel):
             "targets appear."))
     variants: StrictInt = Field(3, ge=1, le=MAX_ALTERNATIVES,
                                 description="alternatives mode: how many translations.")
+    style: StrictStr = Field("", max_length=MAX_STYLE_CHARS,
+                             description="style mode: the style, in free text.")
+    instructions: list[StrictStr] | StrictStr = Field(
+        default_factory=list, description="instructions mode: your instructions, a list or one "
+                                          "per line (the prompt numbers them).")
+    data_format: Literal[tuple(FORMATS)] | None = Field(  # type: ignore[valid-type]
+        None, description="structured mode: the data's format (default: detected).")
 
     def decoding(self) -> dict[str, Any]:
+        """The decoding options the client gave (the rest are the model's defaults)."""
         return self.model_dump(exclude_unset=True, exclude=set(REQUEST_FIELDS))
 
 

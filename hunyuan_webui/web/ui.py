@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import gradio as gr
 
-from hunyuan_webui import languages
+from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import DecodingOptions, EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.modes import TRANSLATE
@@ -60,9 +60,10 @@ def options_from(deterministic: bool, temperature: float, top_p: float, top_k: f
 class TranslatorUI(FileListeners):
     """Holds the translator; each public method is one listener (the page: ui_layout)."""
 
-    def __init__(self, translator: Translator, access: AccessControl | None = None,
-                 files: VisitorFiles | None = None) -> None:
+    def __init__(self, translator: Translator, banner: str = "",
+                 access: AccessControl | None = None, files: VisitorFiles | None = None) -> None:
         self.translator = translator
+        self.banner = banner  # markdown at the top of the page (what the demo model is)
         self.access = access or AccessControl.from_settings(translator.settings)
         self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
                                            ttl=translator.settings.files_ttl)
@@ -87,7 +88,8 @@ class TranslatorUI(FileListeners):
     async def translate(self, text: str, source: str, target: str, deterministic: bool,
                         temperature: float, top_p: float, top_k: float,
                         repetition_penalty: float, max_new_tokens: float, mode: str,
-                        context: str, glossary: Any, show_candidates: bool, romanize: bool,
+                        context: str, style: str, instructions: str, data_format: str,
+                        glossary: Any, show_candidates: bool, romanize: bool,
                         history: list[list[str]] | None, use_cache: bool = True,
                         visitor: gr.Request | None = None,
                         progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
@@ -105,7 +107,8 @@ class TranslatorUI(FileListeners):
             options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
                                   max_new_tokens),
             mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary),
-            cache=bool(use_cache))
+            cache=bool(use_cache), style=style or "", instructions=self._instructions(instructions),
+            data_format=data_format or "")
         parts = await anyio.to_thread.run_sync(self._split, text)
         done, first, result = "", None, None
         yield (gr.skip(),) * 2 + (say(lang, "translating") + "…",) + (gr.skip(),) * 5
@@ -167,6 +170,13 @@ class TranslatorUI(FileListeners):
         finally:  # also when Gradio cancels this generator (Stop button, closed tab)
             if job is not None:
                 job.cancel()
+
+    @staticmethod
+    def _instructions(text: str | None) -> tuple[str, ...]:
+        try:
+            return modes.parse_instructions(text or "")
+        except TranslatorError as exc:
+            raise gr.Error(exc.user_message) from None
 
     def _options(self, *values: Any) -> DecodingOptions:
         try:

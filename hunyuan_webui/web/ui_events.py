@@ -61,7 +61,8 @@ def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, A
                          **PRIVATE)
     inputs = [page.text, page.source, page.target, page.deterministic, page.temperature,
               page.top_p, page.top_k, page.repetition, page.max_new, page.mode, page.context,
-              page.glossary, page.show_candidates, page.romanize, page.history]
+              page.style, page.instructions, page.data_format, page.glossary,
+              page.show_candidates, page.romanize, page.history]
     outputs = [page.output, page.detected, page.progress, page.history, page.table, page.extras,
                page.detected_code, page.romanized]
     run = page.translate_btn.click(ui.translate, [*inputs, gr.State(True)], outputs,
@@ -87,9 +88,12 @@ def _wire_panels(ui: Any, page: SimpleNamespace) -> None:
                       [page.text, page.output, page.source, page.target], **PRIVATE)
     page.history_clear.click(lambda: ([], []), None, [page.history, page.table], **PRIVATE)
     page.history_export.click(ui.export_history, page.history, page.history_file, **PRIVATE)
-    page.mode.change(lambda m: (gr.update(visible=m == "context"),
-                                gr.update(visible=m == "ensemble")),
-                     page.mode, [page.context, page.show_candidates], **PRIVATE)
+    # Each mode shows its own inputs.
+    mode_inputs = {"context": page.context, "ensemble": page.show_candidates,
+                   "style": page.style, "instructions": page.instructions,
+                   "structured": page.data_format}
+    page.mode.change(lambda m: tuple(gr.update(visible=m == name) for name in mode_inputs),
+                     page.mode, list(mode_inputs.values()), **PRIVATE)
     page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **PRIVATE)
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import gradio as gr
 
 from hunyuan_webui import files, modes
-from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.web.access import AccessControl
@@ -41,7 +40,7 @@ class FileListeners:
         path = self._uploaded(visitor, file)
         self._admit(visitor, "")  # one request now; its characters once the file is read
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
-                                      options=DecodingOptions(deterministic=bool(deterministic)),
+                                      options=self.translator.decoding(deterministic=bool(deterministic)),
                                       glossary=self._glossary(glossary))
         state = {"done": 0, "total": 0}
         stop = threading.Event()

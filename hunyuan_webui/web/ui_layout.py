@@ -8,6 +8,7 @@ a phone the text, the pair and Translate fit the first screen.
 
 from __future__ import annotations
 
+import html
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
+from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.ui import TranslatorUI
 from hunyuan_webui.web.ui_client import count_text
@@ -27,11 +29,16 @@ from hunyuan_webui.web.visitor_files import VisitorFiles
 
 MODE_LABELS = {
     "translate": "Translate · 翻译",
-    "context": "With context · 结合上下文",
+    "terminology": "Glossary terms · 术语干预",
+    "context": "With context / background · 结合上下文",
+    "style": "In a style · 指定风格",
+    "instructions": "Your instructions · 个性化要求",
+    "structured": "Structured data (JSON, XML…) · 结构化数据",
     "formatted": "Keep formatting · 保留格式",
     "alternatives": "3 alternatives · 三种译法",
     "ensemble": "Best quality (Chimera) · 集成",
 }
+DATA_FORMATS = [("Detect · 自动检测", ""), *((name, code) for code, name in FORMATS.items())]
 # The history lives in the visitor's browser (localStorage). Gradio encrypts it with this key;
 # a fixed one keeps it readable after a server restart (it is the visitor's own data).
 HISTORY_KEY = "hymt-history"
@@ -58,9 +65,10 @@ def language_choices(with_auto: bool) -> list[tuple[str, str]]:
     return [("Detect language · 自动检测", languages.AUTO), *choices] if with_auto else choices
 
 
-def build_ui(translator: Translator, *, access: AccessControl | None = None,
+def build_ui(translator: Translator, banner: str = "", *, access: AccessControl | None = None,
              files: VisitorFiles | None = None) -> gr.Blocks:
-    return build_page(TranslatorUI(translator, access, files))
+    """``banner``: markdown at the top of the page (what the demo model is, when it is served)."""
+    return build_page(TranslatorUI(translator, banner, access, files))
 
 
 def build_page(ui: TranslatorUI) -> gr.Blocks:
@@ -69,14 +77,16 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
     with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
         page = SimpleNamespace(demo=demo)
         gr.Markdown(t("header"), elem_id="app-header")
+        if ui.banner:
+            gr.Markdown(ui.banner, elem_id="banner")
         _language_row(page)
         with gr.Tabs():
             with gr.Tab(t("tab_text"), id="text"):
                 _text_tab(page, settings.max_input_chars, ui.page_limit)
             with gr.Tab(t("tab_document"), id="document"):
                 _document_tab(page)
-        _advanced_panel(page, settings)
-        _modes_panel(page, ui.translator.chimera is not None)
+        _advanced_panel(page, settings, ui.translator.spec.decoding)
+        _modes_panel(page, ui.translator)
         page.extras = gr.Markdown("", elem_id="extras")
         _history_panel(page)
         page.status = gr.Markdown("", elem_id="status-line")
@@ -142,11 +152,11 @@ def _document_tab(page: SimpleNamespace) -> None:
         page.doc_stop = gr.Button(t("stop"), variant="stop", scale=1, elem_id="doc-stop-btn")
 
 
-def _advanced_panel(page: SimpleNamespace, settings: Any) -> None:
+def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOptions) -> None:
+    """``defaults``: the loaded model's decoding (its model card's)."""
     with gr.Accordion(t("advanced"), open=False, elem_id="advanced-panel"):
         page.deterministic = gr.Checkbox(False, label=t("deterministic"),
                                          info=t("deterministic_info"), elem_id="deterministic")
-        defaults = DecodingOptions()
         with gr.Row():
             page.temperature = _slider("temperature", defaults.temperature, 0.05)
             page.top_p = _slider("top_p", defaults.top_p, 0.05)
@@ -158,12 +168,21 @@ def _advanced_panel(page: SimpleNamespace, settings: Any) -> None:
                                  elem_id="opt-max-new-tokens")
 
 
-def _modes_panel(page: SimpleNamespace, has_chimera: bool) -> None:
+def _modes_panel(page: SimpleNamespace, translator: Translator) -> None:
     # Best quality needs Chimera loaded: offering it elsewhere only led to an error.
-    offered = [m for m in modes.MODES if m != "ensemble" or has_chimera]
+    offered = [m for m in MODE_LABELS if m in modes.MODES
+               and (m != "ensemble" or translator.chimera is not None)]
     with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
+        gr.Markdown(_modes_markdown(translator.spec), elem_id="model-modes")
         page.mode = gr.Radio([(MODE_LABELS[m], m) for m in offered], value=TRANSLATE,
                              label=t("mode"), elem_id="mode")
+        page.style = gr.Textbox(lines=1, label=t("style"), info=t("style_info"), visible=False,
+                                max_length=modes.MAX_STYLE_CHARS, elem_id="style-box")
+        page.instructions = gr.Textbox(lines=3, label=t("instructions"),
+                                       info=t("instructions_info"), visible=False,
+                                       elem_id="instructions-box")
+        page.data_format = gr.Dropdown(DATA_FORMATS, value="", label=t("data_format"),
+                                       visible=False, elem_id="data-format")
         page.context = gr.Textbox(lines=2, label=t("context"), info=t("context_info"),
                                   visible=False, elem_id="context-box")
         page.show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
@@ -175,6 +194,18 @@ def _modes_panel(page: SimpleNamespace, has_chimera: bool) -> None:
                                          elem_id="glossary", scale=3)
             page.glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],
                                          type="filepath", scale=1)
+
+
+def _modes_markdown(spec: Any) -> str:
+    """Which modes the loaded model has its own prompts for (the others fall back, with a notice)."""
+    own = [label.split(" · ")[0] for m, label in MODE_LABELS.items()
+           if m in spec.modes and m != TRANSLATE]
+    name = html.escape(spec.id.rsplit("/", 1)[-1])
+    if not own:
+        return (f"**{name}** has only the plain translation prompt: the other modes use it, "
+                "with a notice saying what was left out.")
+    return (f"**{name}** has prompts for: {', '.join(own)}. The other modes use its plain "
+            "prompt, with a notice.")
 
 
 def _history_panel(page: SimpleNamespace) -> None:

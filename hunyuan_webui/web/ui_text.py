@@ -28,7 +28,7 @@ LABELS: dict[str, dict[str, str]] = {
         "examples": "Examples (click to translate)", "advanced": "Advanced",
         "deterministic": "Deterministic (greedy) decoding",
         "deterministic_info": "Same input, same output. Off = the model card's sampling.",
-        "temperature": "Temperature", "top_p": "Top-p", "top_k": "Top-k",
+        "temperature": "Temperature", "top_p": "Top-p", "top_k": "Top-k (0 = off)",
         "repetition_penalty": "Repetition penalty",
         "max_new_tokens": "Max new tokens (0 = automatic)",
         "history": "History (kept in this browser; click a row to restore it)",
@@ -43,6 +43,10 @@ LABELS: dict[str, dict[str, str]] = {
         "glossary": "Glossary (terms to keep)", "glossary_csv": "…or a CSV of term pairs",
         "glossary_source": "Source term", "glossary_target": "Target term",
         "show_candidates": "Show the candidates Chimera fused",
+        "style": "Style", "style_info": "In a few words, e.g. formal business English · 中国古代文言文",
+        "instructions": "Your instructions, one per line",
+        "instructions_info": "e.g. Keep people's names in the original · Use the polite form",
+        "data_format": "Data format",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
@@ -54,7 +58,7 @@ LABELS: dict[str, dict[str, str]] = {
         "romanize": "显示拼音 / 罗马字", "examples": "示例（点击即翻译）", "advanced": "高级设置",
         "deterministic": "确定性（贪心）解码",
         "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
-        "temperature": "温度", "top_p": "Top-p", "top_k": "Top-k",
+        "temperature": "温度", "top_p": "Top-p", "top_k": "Top-k（0 = 不限）",
         "repetition_penalty": "重复惩罚", "max_new_tokens": "最大生成长度（0 = 自动）",
         "history": "历史记录（保存在本浏览器中；点击一行恢复）",
         "history_source": "原文", "history_translation": "译文", "history_pair": "语言对",
@@ -68,6 +72,9 @@ LABELS: dict[str, dict[str, str]] = {
         "glossary": "术语表", "glossary_csv": "…或上传术语对 CSV",
         "glossary_source": "原文术语", "glossary_target": "译文术语",
         "show_candidates": "显示 Chimera 融合的候选译文",
+        "style": "风格", "style_info": "简短描述，例如：正式商务英语 · 中国古代文言文",
+        "instructions": "个性化要求（每行一条）", "instructions_info": "例如：人名保留原文 · 使用敬语",
+        "data_format": "数据格式",
     },
 }
 

@@ -16,7 +16,7 @@ from starlette.background import BackgroundTask
 from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.modes import parse_glossary
+from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import Job, TranslationRequest, Translator
 from hunyuan_webui.service.job import batched_updates
 from hunyuan_webui.web.access import AccessControl
@@ -58,13 +58,16 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
         if body.stream and isinstance(body.text, list):
             raise InputError("Streaming takes a single text; send a list without \"stream\".")
         access.charge(who, sum(len(t) for t in texts))
-        options = DecodingOptions.from_mapping(body.options.decoding())
+        options = DecodingOptions.from_mapping(body.options.decoding(), translator.spec.decoding)
         extra = body.options
         requests = [TranslationRequest(text=t, source_lang=body.source_lang,
                                        target_lang=body.target_lang, options=options,
                                        mode=extra.mode or body.mode, context=extra.context,
                                        glossary=parse_glossary(extra.glossary),
-                                       variants=extra.variants, cache=body.cache) for t in texts]
+                                       variants=extra.variants, cache=body.cache,
+                                       style=extra.style,
+                                       instructions=parse_instructions(extra.instructions),
+                                       data_format=extra.data_format or "") for t in texts]
         if body.stream:
             job = translator.start(requests[0])  # errors raised here are plain 4xx answers
             # The background task runs however the response ends. A disconnect normally cancels

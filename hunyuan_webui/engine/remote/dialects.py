@@ -14,6 +14,8 @@ Sampling fields are not portable, so each server gets its own dialect:
   Without it ``top_k`` is the checkpoint's (the model card's 20 for Hunyuan). Continuous batching in
   transformers 5.23 also takes the sampling settings of the *first* request for all later ones and
   drops the repetition penalty.
+  A model that may think aloud first (Hy-MT2-30B-A3B) also gets its ``chat_template_kwargs``
+  (``reasoning_effort: no_think``).
 * ``openai``: standard fields only (``temperature``, ``top_p``, ``seed``).
 
 ``auto`` starts with ``vllm`` (kept for good when ``/models`` says vLLM or SGLang) and changes
@@ -38,12 +40,14 @@ VLLM_LIKE_OWNERS = frozenset({"vllm", "sglang"})
 # Words in a 400/422 that mean "these fields are not accepted here" (the extra sampling fields,
 # pydantic's extra="forbid", OpenAI's own wording).
 REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generation_config",
+                       "chat_template_kwargs",
                        "frequency_penalty", "Extra inputs", "extra_forbidden",
                        "Unrecognized request argument")
 
 
 def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: int,
-                 dialect: str, stop_token_ids: Sequence[int] = ()) -> dict[str, Any]:
+                 dialect: str, stop_token_ids: Sequence[int] = (),
+                 chat_template_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``/chat/completions`` body for one prompt in one dialect (see the module docstring)."""
     body: dict[str, Any] = {
         "model": model,
@@ -62,9 +66,11 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
     if dialect == "vllm":
         body["repetition_penalty"] = options.repetition_penalty
         if not options.deterministic:
-            body["top_k"] = options.top_k
+            body["top_k"] = options.top_k or -1  # vLLM and SGLang spell "no top-k" -1
         if stop_token_ids:
             body["stop_token_ids"] = list(stop_token_ids)
+        if chat_template_kwargs:  # Hy-MT2-30B-A3B: {"reasoning_effort": "no_think"}
+            body["chat_template_kwargs"] = dict(chat_template_kwargs)
     elif dialect == "transformers":
         # transformers serve reads repetition_penalty = 1 + frequency_penalty.
         body["frequency_penalty"] = round(options.repetition_penalty - 1.0, 6)

@@ -4,7 +4,9 @@ Each prompt becomes one streaming ``POST {endpoint}/chat/completions`` with a si
 (the server applies the checkpoint's own chat template; there is no system prompt), read on one
 background asyncio loop. The server does the batching; this side bounds what it keeps open
 (``max_concurrency``) and queued (``max_queued``). The body depends on the server's dialect
-(:mod:`.dialects`), the answer is read by :mod:`.sse`, readiness is :mod:`.health`'s.
+(:mod:`.dialects`), the answer is read by :mod:`.sse`, readiness is :mod:`.health`'s. A model that
+may think aloud first (Hy-MT2-30B-A3B) is sent its ``chat_template_kwargs`` (``reasoning_effort:
+no_think``, vLLM dialect) and its ``<think>…</think>`` block is removed from the stream.
 
 Failures: connection errors, 429 and 5xx are retried with exponential backoff and jitter while
 nothing has been streamed; after the first text the stream ends with an error instead. Timeouts:
@@ -22,6 +24,7 @@ import random
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
@@ -94,8 +97,9 @@ class OpenAIEngine(Engine):
                  startup_timeout: float | None = None, retries: int = 3,
                  backoff_s: float = 0.5, max_backoff_s: float = 8.0, max_new_tokens: int = 2048,
                  max_queued: int = 256, max_concurrency: int = 16, dialect: str = "auto",
-                 stop_token_ids: Sequence[int] | None = None,
-                 tokenizer: str | Path | None = None) -> None:
+                 stop_token_ids: Sequence[int] | None = None, tokenizer: str | Path | None = None,
+                 reasoning_tags: tuple[str, str] | None = None,
+                 chat_template_kwargs: dict[str, Any] | None = None) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
         if not endpoint.startswith(("http://", "https://")):
@@ -128,6 +132,8 @@ class OpenAIEngine(Engine):
             stop_token_ids = checkpoint_stop_ids(tokenizer, self.model_id) or \
                 KNOWN_STOP_TOKEN_IDS.get(self.model_id, ())
         self.stop_token_ids = tuple(stop_token_ids)
+        self.reasoning_tags = reasoning_tags
+        self.chat_template_kwargs = dict(chat_template_kwargs or {})
         self._health = Health(self.endpoint, model, self._dialect,
                               startup_timeout=self.startup_timeout,
                               timeout=httpx.Timeout(min(connect_timeout, PROBE_TIMEOUT_S),
@@ -155,7 +161,8 @@ class OpenAIEngine(Engine):
             api_key=settings.api_key, timeout=settings.remote_timeout,
             read_timeout=min(60.0, settings.remote_timeout), retries=settings.remote_retries,
             max_new_tokens=settings.max_new_tokens, max_queued=settings.max_queued,
-            max_concurrency=settings.max_batch_size, tokenizer=spec.local_path)
+            max_concurrency=settings.max_batch_size, tokenizer=spec.local_path,
+            reasoning_tags=spec.reasoning_tags, chat_template_kwargs=dict(spec.chat_template_kwargs))
 
     def __repr__(self) -> str:  # never shows the API key
         return f"OpenAIEngine({redact_url(self.endpoint)!r}, model={self.remote_model!r})"
@@ -295,7 +302,7 @@ class OpenAIEngine(Engine):
         attempt = 0
         resent = 0
         while True:
-            text = DeltaText()
+            text = DeltaText(self.reasoning_tags)
             self.requests += 1
             try:
                 outcome = await self._request(stream, text)
@@ -330,7 +337,8 @@ class OpenAIEngine(Engine):
         """One HTTP exchange; raises :class:`_Retryable` / :class:`_Resend` / :class:`EngineError`."""
         dialect = self.dialect
         body = request_body(self.remote_model, stream.prompt, stream.options,
-                            self._max_tokens(stream), dialect, self.stop_token_ids)
+                            self._max_tokens(stream), dialect, self.stop_token_ids,
+                            self.chat_template_kwargs)
         url = f"{self.endpoint}/chat/completions"
         outcome = Outcome()
         try:

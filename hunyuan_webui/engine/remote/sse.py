@@ -8,7 +8,8 @@ chunk's ``usage`` gives the server's own counts.
 Streamed text goes through the same hygiene as local tokens (:class:`IncrementalText`): trailing
 U+FFFD (half a character) and the last grapheme cluster are held back, a U+FFFD followed by more text
 is dropped, leading whitespace is dropped and trailing whitespace held, so the chunks always
-concatenate to exactly the final text.
+concatenate to exactly the final text. A model's ``<think>…</think>`` block (Hy-MT2-30B-A3B) is
+removed from the stream (:class:`ReasoningFilter`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hunyuan_webui.engine.base import Stream
-from hunyuan_webui.engine.textstream import IncrementalText
+from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 from hunyuan_webui.errors import EngineError
 
 
@@ -35,9 +36,12 @@ class Outcome:
 class DeltaText:
     """Server text deltas in, always-valid chunks out (adapts :class:`IncrementalText`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning_tags: tuple[str, str] | None = None) -> None:
         self.deltas: list[str] = []  # delta i plays the part of token id i
-        self._text = IncrementalText(lambda ids: "".join(self.deltas[i] for i in ids))
+        self._text: IncrementalText | ReasoningFilter = IncrementalText(
+            lambda ids: "".join(self.deltas[i] for i in ids))
+        if reasoning_tags:
+            self._text = ReasoningFilter(self._text, reasoning_tags)
 
     @property
     def raw(self) -> str:
