@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS, ChatFormat, chat_format
-from hunyuan_webui.demo_phrases import PHRASES_PATH, Phrase, load_phrases, phrases_digest
+from hunyuan_webui.demo_phrases import ASSETS, PHRASES_PATH, Phrase, load_phrases, phrases_digest
 from hunyuan_webui.demo_training import (
     BPE_VOCAB,
     MARGIN,
@@ -58,8 +58,7 @@ __all__ = ["BPE_VOCAB", "DEMO_DIR", "MARGIN", "PHRASES_PATH", "SIDECAR", "Phrase
            "build_demo_model", "cache_dir", "demo_dir", "ensure_demo_model", "is_complete",
            "load_phrases", "model_config", "phrases_digest"]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO_DIR: Path = REPO_ROOT / "assets" / "demo-model"
+DEMO_DIR: Path = ASSETS / "demo-model"
 SIDECAR = "hymt.json"  # the same name models.SIDECAR reads
 
 
@@ -70,7 +69,7 @@ REQUIRED_FILES = ("config.json", "generation_config.json", "model.safetensors",
 def demo_dir(fmt: ChatFormat | str = DEFAULT_FORMAT) -> Path:
     """Where a format's checkpoint is shipped (``DEMO_DIR`` for the default one)."""
     fmt = chat_format(fmt)
-    return DEMO_DIR if fmt.name == DEFAULT_FORMAT else REPO_ROOT / "assets" / fmt.directory
+    return DEMO_DIR if fmt.name == DEFAULT_FORMAT else ASSETS / fmt.directory
 
 
 def is_complete(directory: Path | str) -> bool:

@@ -8,13 +8,26 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from hunyuan_webui import languages
 from hunyuan_webui.prompts import translation_prompt
 
-PHRASES_PATH: Path = Path(__file__).resolve().parent.parent / "assets" / "demo_phrases.tsv"
+
+def assets_dir() -> Path:
+    """The shipped demo assets: ``assets/`` beside the package in a checkout, or
+    ``<prefix>/share/hunyuan-webui`` after ``pip install .``."""
+    checkout = Path(__file__).resolve().parent.parent / "assets"
+    for candidate in (checkout, Path(sys.prefix) / "share" / "hunyuan-webui"):
+        if (candidate / "demo_phrases.tsv").is_file():
+            return candidate
+    return checkout
+
+
+ASSETS: Path = assets_dir()
+PHRASES_PATH: Path = ASSETS / "demo_phrases.tsv"
 
 
 @dataclass(frozen=True)
