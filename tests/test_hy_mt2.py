@@ -18,7 +18,7 @@ from hunyuan_webui import models
 from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.prompts import PromptFamily
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.web.ui import build_ui
+from hunyuan_webui.web.ui_layout import build_ui
 
 MOE = models.HY_V3_DECODING
 
@@ -206,19 +206,19 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     import asyncio
 
     from hunyuan_webui.web.ui import TranslatorUI
+    from hunyuan_webui.web.ui_layout import _modes_markdown
 
     translator, rec = make(engine, demo_settings, "tencent/Hunyuan-MT-7B")
     ui = TranslatorUI(translator)
-    assert ui.modes_markdown() == ("**demo-model** has only the plain translation prompt: "
+    assert _modes_markdown(translator.spec) == ("**demo-model** has only the plain translation prompt: "
                                    "the other modes use it, with a notice saying what was left "
                                    "out.")
     out = asyncio.run(_last(ui.translate(
         "谢谢。", "zh", "en", True, 0.7, 0.6, 20, 1.05, 0, "style", "", "formal", "", "",
-        None, False, [], progress=lambda *a, **k: None)))
+        None, False, False, [], progress=lambda *a, **k: None)))
     assert out[0] == "Thank you."
     assert "This model has no style prompt (Hy-MT2 has): the style was not used." in out[2]
-    hy = TranslatorUI(make(engine, demo_settings)[0])
-    assert hy.modes_markdown() == (
+    assert _modes_markdown(make(engine, demo_settings)[0].spec) == (
         "**demo-model** has prompts for: Glossary terms, With context / background, In a style, "
         "Your instructions, Structured data (JSON, XML…). The other modes use its plain prompt, "
         "with a notice.")
@@ -226,6 +226,6 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
 
 def test_every_mode_has_a_label_on_the_page():
     from hunyuan_webui.modes import MODES
-    from hunyuan_webui.web.ui import MODE_LABELS
+    from hunyuan_webui.web.ui_layout import MODE_LABELS
 
     assert set(MODE_LABELS) == set(MODES)
