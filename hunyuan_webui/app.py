@@ -22,6 +22,7 @@ import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 
+from hunyuan_webui import library
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
 from hunyuan_webui.engine import EngineState, close_engines
@@ -45,7 +46,9 @@ def create_app(settings: Settings, translator: Translator | None = None,
                banner: str = "") -> FastAPI:
     """The whole server as an ASGI app (the engine loads in the background); ``banner`` is
     markdown shown at the top of the page (what the demo model is, and how to get a real one)."""
-    translator = translator or Translator.from_settings(settings)
+    # The same loading path as the library's (hunyuan_webui.Translator.load); not waited for here:
+    # the page shows the loading state meanwhile.
+    translator = translator or library.Translator.from_settings(settings, wait=False).service
     access = AccessControl.from_settings(settings)
     files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
     # Innermost first: the Gatekeeper sees each request after the login guard and the headers.

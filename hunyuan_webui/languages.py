@@ -25,11 +25,6 @@ class Language:
         """What the pickers show: ``English name · 中文名 · autonym``."""
         return f"{self.english} · {self.chinese} · {self.autonym}"
 
-    @property
-    def is_chinese(self) -> bool:
-        """Chinese, Traditional Chinese and Cantonese select the Chinese prompt template."""
-        return self.code in CHINESE_CODES
-
 
 CHINESE_CODES = frozenset({"zh", "zh-Hant", "yue"})
 
@@ -86,6 +81,11 @@ ALIASES: dict[str, str] = {
     "zh-yue": "yue", "fil": "tl", "iw": "he", "in": "id", "pt-br": "pt", "pt-pt": "pt",
 }
 _LOWER = {code.lower(): code for code in CODES}
+
+
+def normalize_source(code: str) -> str:
+    """A source language: ``auto`` (any case or spacing) for detection, else :func:`normalize`."""
+    return AUTO if isinstance(code, str) and code.strip().lower() == AUTO else normalize(code)
 
 
 def normalize(code: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -29,14 +30,26 @@ from hunyuan_webui.engine.base import DecodingOptions
 from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.prompts import PromptFamily
 
-TRANSLATE = "translate"
-CHIMERA = "chimera"  # fuse candidates with the Chimera prompt
-TERMINOLOGY = "terminology"
-CONTEXT = "context"
-FORMATTED = "formatted"
-STYLE = "style"
-INSTRUCTIONS = "instructions"
-STRUCTURED = "structured"
+
+class Mode(StrEnum):
+    """The translation modes, in the order the page and the API list them. A model entry's
+    ``modes`` says which of them it has its own prompt for (the others fall back, with a notice)."""
+
+    TRANSLATE = "translate"
+    CONTEXT = "context"
+    FORMATTED = "formatted"
+    ALTERNATIVES = "alternatives"
+    ENSEMBLE = "ensemble"
+    TERMINOLOGY = "terminology"
+    STYLE = "style"
+    INSTRUCTIONS = "instructions"
+    STRUCTURED = "structured"
+
+
+TRANSLATE, CONTEXT, FORMATTED = Mode.TRANSLATE, Mode.CONTEXT, Mode.FORMATTED
+TERMINOLOGY, STYLE, INSTRUCTIONS, STRUCTURED = (Mode.TERMINOLOGY, Mode.STYLE, Mode.INSTRUCTIONS,
+                                                Mode.STRUCTURED)
+CHIMERA = "chimera"  # a capability, not a mode: it fuses candidates with the Chimera prompt
 
 # The model cards' decoding: Hunyuan-MT, HY-MT1.5 and Hy-MT2 1.8B/7B (0.7 / 0.6 / 20 / 1.05), and
 # Hy-MT2-30B-A3B's (0.7 / 1.0 / no top-k / no repetition penalty).

@@ -25,12 +25,12 @@ from hunyuan_webui.models import (
     STRUCTURED,
     STYLE,
     TERMINOLOGY,
+    TRANSLATE,
+    Mode,
     ModelSpec,
 )
 
-TRANSLATE = "translate"
-MODES = ("translate", "context", "formatted", "alternatives", "ensemble", "terminology", "style",
-         "instructions", "structured")
+MODES = tuple(str(m) for m in Mode)
 MODE_HELP = {
     "translate": "One translation per sentence (a glossary may be given).",
     "context": "Use surrounding text or background information (`context`) to resolve pronouns "
@@ -47,8 +47,8 @@ MODE_HELP = {
                   "is checked.",
 }
 # Modes whose unit is the whole paragraph (structured: the whole text) rather than the sentence.
-PARAGRAPH_MODES = frozenset({"formatted", "alternatives", "ensemble", "structured"})
-WHOLE_TEXT_MODES = frozenset({"structured"})
+PARAGRAPH_MODES = frozenset({Mode.FORMATTED, Mode.ALTERNATIVES, Mode.ENSEMBLE, Mode.STRUCTURED})
+WHOLE_TEXT_MODES = frozenset({Mode.STRUCTURED})
 MAX_ALTERNATIVES = 6
 ENSEMBLE_CANDIDATES = 4
 MAX_STYLE_CHARS = 500

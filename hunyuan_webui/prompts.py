@@ -160,11 +160,6 @@ def uses_chinese_template(source: str, target: str,
     return family(family_name).uses_chinese(source, target)
 
 
-def target_name(source: str, target: str) -> str:
-    lang = languages.get(target)
-    return lang.chinese if uses_chinese_template(source, target) else lang.english
-
-
 def translation_prompt(text: str, source: str, target: str,
                        family: PromptFamily | str = "hunyuan-mt") -> str:
     """The plain translation prompt (ZH<=>XX or XX<=>XX) for one segment."""

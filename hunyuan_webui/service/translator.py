@@ -90,7 +90,7 @@ class Translator:
                 f"Split it into smaller parts (or raise --max-input-chars).")
         target = languages.normalize(request.target_lang)
         source = request.source_lang
-        source = languages.AUTO if source.strip().lower() == languages.AUTO else languages.normalize(source)
+        source = languages.normalize_source(source)
         if request.mode not in modes.MODES:
             raise UnsupportedModeError(f"Unknown mode {request.mode!r}. Modes: "
                                        f"{', '.join(modes.MODES)}.")
@@ -124,6 +124,15 @@ class Translator:
         """Decoding options starting from the loaded model's defaults (its model card's)."""
         return DecodingOptions.from_mapping(overrides, self.spec.decoding)
 
+    def _source(self, source: str, text: str) -> tuple[str, Detection | None]:
+        """The source language: ``source``, or detected in ``text`` when it is ``auto``."""
+        if source != languages.AUTO:
+            return source, None
+        detection = self.detect(text)
+        if detection.code is None:
+            raise InputError("Could not detect the source language; please choose it.")
+        return detection.code, detection
+
     def detect(self, text: str) -> Detection:
         return self.detector.detect(text[:2000])
 
@@ -133,13 +142,7 @@ class Translator:
         request = self.validate(request)
         if not request.text.strip():
             return self._job(request, request.source_lang, Document(()), None)
-        detection = None
-        source = request.source_lang
-        if source == languages.AUTO:
-            detection = self.detect(request.text)
-            if detection.code is None:
-                raise InputError("Could not detect the source language; please choose it.")
-            source = detection.code
+        source, detection = self._source(request.source_lang, request.text)
         if source == request.target_lang:
             name = languages.get(source).english
             return self._job(request, source, Document(()), detection, passthrough=True,
@@ -183,12 +186,8 @@ class Translator:
         An ``auto`` source is detected once over all of them. Segments are submitted a window
         ahead of the one being read, so they batch without overflowing the engine's queue.
         """
-        source = template.source_lang
-        if source.strip().lower() == languages.AUTO:
-            detection = self.detect("\n".join(segments)[:2000])
-            if detection.code is None:
-                raise InputError("Could not detect the source language; please choose it.")
-            source = detection.code
+        source, _ = self._source(languages.normalize_source(template.source_lang),
+                                 "\n".join(segments))
         jobs = [self.start(replace(template, text=seg, source_lang=source)) for seg in segments]
         window = self.settings.segments_in_flight()
         out: list[str] = []
