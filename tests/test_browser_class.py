@@ -97,7 +97,7 @@ def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser
     page.locator("#input-box textarea").fill("Thank you for your help.")
     page.locator("#translate-btn").click()  # detect language -> Chinese, not "already English"
     page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
-    page.wait_for_function("() => document.querySelector('#progress').innerText"
+    page.wait_for_function("() => (document.querySelector('#progress')?.innerText ?? '')"
                            ".includes('上次翻译')", timeout=30_000)
     assert "检测到" in page.locator("#detected-lang").inner_text()
     assert "状态" in page.locator("#status-line").inner_text()
@@ -143,7 +143,7 @@ def test_a_history_row_restores_its_pair_and_survives_a_reload(browser, url):
     page.reload()
     page.wait_for_selector("#translate-btn:not([disabled])")
     page.get_by_text("History (kept in this browser").click()
-    page.wait_for_function("() => document.querySelector('#history').innerText.includes('我们明天见')")
+    page.wait_for_function("() => (document.querySelector('#history')?.innerText ?? '').includes('我们明天见')")
     page.locator("#history").get_by_text("我们明天见。").filter(visible=True).first.click()
     page.wait_for_function("() => document.querySelector('#input-box textarea').value"
                            " === '我们明天见。'")
@@ -156,7 +156,7 @@ def test_a_history_row_restores_its_pair_and_survives_a_reload(browser, url):
     exported = page.request.get(link.get_attribute("href")).text()
     assert "zh,en,我们明天见。,See you tomorrow." in exported
     page.locator("#history-clear").click()
-    page.wait_for_function("() => !document.querySelector('#history').innerText.includes('我们')")
+    page.wait_for_function("() => !(document.querySelector('#history')?.innerText ?? '').includes('我们')")
 
 
 def test_a_shared_link_restores_the_pair_and_the_text(browser, url):
@@ -187,7 +187,7 @@ def test_a_long_paste_is_translated_in_parts_not_cut(browser, url):
     assert page.locator("#input-box textarea").input_value() == text  # nothing cut
     assert "parts" in page.locator("#char-count").inner_text()
     page.locator("#translate-btn").click()
-    page.wait_for_function("() => document.querySelector('#progress').innerText"
+    page.wait_for_function("() => (document.querySelector('#progress')?.innerText ?? '')"
                            ".includes('Last translation')", timeout=240_000)
     output = page.locator("#output-box textarea").input_value()
     assert output.count(answer) == 6000 // len(sentence)
