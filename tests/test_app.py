@@ -86,7 +86,7 @@ def test_model_not_ready_is_a_readable_error(engine, demo_settings):
         with pytest.raises(Exception) as err:
             client.predict("谢谢。", "zh", "en", api_name="/translate")
         client.close()
-        assert "still loading" in str(err.value)
+        assert "not ready: it is loading, or restarting" in str(err.value)
         import httpx
 
         assert httpx.get(f"{server.url}/ready").status_code == 503

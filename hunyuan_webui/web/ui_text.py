@@ -105,7 +105,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "loading": "⏳ The model is still loading; Translate will be ready in a moment.",
         "too_long": "This text is too long ({chars:,} characters). The page translates up to "
                     "{limit:,} characters at a time: please split it.",
-        "not_ready": "The model is still loading. Please try again in a moment.",
+        "not_ready": "The model is not ready: it is loading, or restarting after a problem. Please try again in a few seconds.",
         "apology": "Something went wrong on the server; it has been logged. Please try again.",
         "no_detect": "Could not tell which language this is: please choose the source language.",
         "no_file": "Choose a file first (.txt, .md, .srt, .docx or .csv).",
@@ -135,7 +135,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "cache": "缓存命中 {hits} / 未命中 {misses}",
         "loading": "⏳ 模型仍在加载，稍后即可翻译。",
         "too_long": "文本太长（{chars:,} 个字符）。本页一次最多翻译 {limit:,} 个字符，请分段。",
-        "not_ready": "模型仍在加载，请稍后再试。",
+        "not_ready": "模型尚未就绪：正在加载，或出现问题后正在重启。请几秒后再试。",
         "apology": "服务器出错了，已记录在日志中。请再试一次。",
         "no_detect": "无法判断文本的语言，请选择源语言。",
         "no_file": "请先选择文件（.txt、.md、.srt、.docx 或 .csv）。",
