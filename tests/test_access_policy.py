@@ -19,6 +19,8 @@ from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 
 @pytest.fixture(scope="module")
 def keys_app(engine, tmp_path_factory):

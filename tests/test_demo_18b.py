@@ -27,6 +27,8 @@ from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.prompts import PromptFamily
 from hunyuan_webui.service import TranslationRequest, Translator
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 BOS, USER, ASSISTANT = "<｜hy_begin▁of▁sentence｜>", "<｜hy_User｜>", "<｜hy_Assistant｜>"
 STOP = "<｜hy_place▁holder▁no▁2｜>"
 DIR = demo_model.demo_dir("1.8b")

@@ -16,6 +16,8 @@ from apphelpers import assert_json_error, run_event, running_app, visitor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 
 @pytest.fixture(scope="module")
 def open_app(engine):

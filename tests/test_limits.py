@@ -16,6 +16,8 @@ import httpx
 import pytest
 from apphelpers import app_process, assert_json_error, document_call, run_event, running_app
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 MB = 1 << 20
 
 

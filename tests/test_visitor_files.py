@@ -29,6 +29,8 @@ from gradio.processing_utils import hash_file
 from gradio.utils import get_upload_folder
 from gradio_client import Client, handle_file
 
+pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
+
 
 @pytest.fixture(scope="module")
 def open_app(engine):
