@@ -101,6 +101,13 @@ _URL_RE = re.compile(
 )
 
 
+def most_tokens(text: str) -> int:
+    """An upper bound on the tokens of ``text`` for a byte-level BPE tokenizer (Hunyuan's): every
+    token is at least one UTF-8 byte. Not the character count: a rare CJK character is three
+    byte tokens, an astral one four, so 4,000 Chinese characters may be 8,000 tokens or more."""
+    return len(text.encode("utf-8", errors="surrogatepass"))
+
+
 def is_translatable(text: str) -> bool:
     """True when ``text`` has a letter outside URLs and e-mail addresses.
 

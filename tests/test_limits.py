@@ -107,3 +107,22 @@ def test_half_sent_headers_are_cut_off(engine):
                 sock.close()
         with app.client() as c:  # a normal client, keep-alive included, is untouched
             assert [c.get("/health").status_code for _ in range(3)] == [200] * 3
+
+
+@pytest.mark.parametrize("mode", ["translate", "formatted"])
+def test_a_short_text_of_many_tokens_is_held_to_the_token_limit(make_translator, mode):
+    """Characters do not bound tokens: each of these rare characters is three byte tokens, so 40
+    characters are 120 tokens, and the limit of 100 must refuse them in plain words (it used to
+    skip the count for any text of at most 100 characters)."""
+    from hunyuan_webui.engine import GREEDY
+    from hunyuan_webui.errors import InputTooLongError
+    from hunyuan_webui.service import TranslationRequest
+
+    translator = make_translator(max_input_tokens=100)
+    text = "龘" * 40
+    with pytest.raises(InputTooLongError) as refused:
+        translator.start(TranslationRequest(text=text, source_lang="zh", target_lang="en",
+                                            mode=mode))
+    assert refused.value.user_message.startswith("The text is 120 tokens long; the limit is 100.")
+    with pytest.raises(InputTooLongError, match="120 tokens long"):
+        translator.generate(text, GREEDY)  # the OpenAI route's plain generation

@@ -29,7 +29,13 @@ from hunyuan_webui.errors import (
     UnsupportedModeError,
 )
 from hunyuan_webui.models import CHIMERA, ModelSpec
-from hunyuan_webui.segment import Document, line_document, split_document, whole_document
+from hunyuan_webui.segment import (
+    Document,
+    line_document,
+    most_tokens,
+    split_document,
+    whole_document,
+)
 from hunyuan_webui.service.backend import Backend
 from hunyuan_webui.service.inflight import Flights
 from hunyuan_webui.service.job import Job
@@ -221,8 +227,7 @@ class Translator:
 
     def _check_tokens(self, text: str) -> None:
         limit = self.settings.max_input_tokens
-        # Characters bound tokens from above for byte-level BPE: skip the count for short text.
-        if len(text) <= limit:
+        if most_tokens(text) <= limit:  # short enough that counting cannot refuse it
             return
         count = self.engine.count_tokens(text)
         if count > limit:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from hunyuan_webui.segment import most_tokens
+
 # A sentence ends after these (kept with the sentence), a word after whitespace.
 _SENTENCE = re.compile(r"(?<=[.!?。！？…;；])\s*")
 _WORD = re.compile(r"(?<=\s)")
@@ -20,7 +22,7 @@ def split_parts(text: str, max_chars: int, max_tokens: int,
                 count_tokens: Callable[[str], int]) -> list[str]:
     """Parts that concatenate back to ``text``, each within both limits."""
     def fits(piece: str) -> bool:
-        return len(piece) <= max_chars and (len(piece) <= max_tokens // 4
+        return len(piece) <= max_chars and (most_tokens(piece) <= max_tokens
                                              or count_tokens(piece) <= max_tokens)
 
     if fits(text):
