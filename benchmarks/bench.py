@@ -13,7 +13,14 @@ request, it measures side by side:
   the floor the app's own overhead is measured against;
 * ``hf-cb``: transformers' own continuous batching (paged attention,
   ``model.init_continuous_batching()``) in this process, streaming: the engine-to-engine
-  comparison of our padded dynamic batch with transformers' paged one.
+  comparison of our padded dynamic batch with transformers' paged one;
+* ``llamacpp``: :class:`~hunyuan_webui.engine.llamacpp.LlamaCppEngine` in this process on a GGUF
+  of the same weights; ``app-llamacpp``: the app on that GGUF (``--engine llamacpp``) through its
+  JSON API; ``llama-cpp-server``: llama-cpp-python's own server on it.
+
+Two conditions, one per run: *controlled* (``--threads N``: every system the same thread count,
+the app with the benchmark's batch and queue sizes) and *defaults* (``--defaults``: every system as
+its users start it, answers of 200 tokens); docs/PERFORMANCE.md keeps one table of each.
 
 For each number of concurrent clients (closed loop: each client sends its next request when the
 last one ends) it reports time to first token (p50, p95, at the client: the first text), the
@@ -35,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -65,6 +73,7 @@ from benchmarks.clients import (
     run_batch,
 )
 from benchmarks.report import (
+    doc_markers,
     machine_info,
     report_markdown,
     summarize,
@@ -72,9 +81,13 @@ from benchmarks.report import (
     update_doc,
 )
 
-SYSTEMS = ("baseline", "serve", "serve-cb", "app-gradio", "app-api", "engine", "hf-cb")
+SYSTEMS = ("baseline", "serve", "serve-cb", "app-gradio", "app-api", "engine", "hf-cb",
+           "llamacpp", "app-llamacpp", "llama-cpp-server")
 PEER_OF = {"baseline": "baseline", "serve": "serve", "serve-cb": "serve-cb",
-           "app-gradio": "app", "app-api": "app"}
+           "app-gradio": "app", "app-api": "app", "app-llamacpp": "app-llamacpp",
+           "llama-cpp-server": "llama-cpp-server"}
+LLAMA_CPP_SYSTEMS = ("llamacpp", "app-llamacpp", "llama-cpp-server")
+DEFAULT_TOKENS = {False: 64, True: 200}  # per request: controlled, defaults
 WARMUP_FIRST = 10_000  # warm-up requests are numbered apart from the measured ones
 
 
@@ -99,6 +112,7 @@ class Config:
     interleave: bool
     timeout: float
     threads: int | None = None
+    defaults: bool = False  # every system at its own defaults (threads is then None)
 
     def requests(self, clients: int) -> int:
         return max(self.per_client * clients, self.min_requests)
@@ -136,6 +150,10 @@ def open_targets(names: list[str], cfg: Config, peers: bench_peers.Peers,
             engine = start_engine(cfg)
             stack.callback(engine.close)
             targets[name] = Target(name, engine_client(engine, cfg.tokens))
+        elif name == "llamacpp":
+            engine = start_llamacpp(cfg)
+            stack.callback(engine.close)
+            targets[name] = Target(name, engine_client(engine, cfg.tokens))
         elif name == "hf-cb":
             manager, tokenizer = start_hf_cb(cfg)
             stack.callback(manager.stop, block=True, timeout=10)
@@ -144,8 +162,12 @@ def open_targets(names: list[str], cfg: Config, peers: bench_peers.Peers,
             targets[name] = Target(name, baseline_client(http, url, cfg.tokens))
         elif name in ("serve", "serve-cb"):
             targets[name] = Target(name, openai_client(http, url, cfg.tokens, model))
+        elif name == "llama-cpp-server":  # greedy in its spelling (its penalty defaults to 1.1)
+            targets[name] = Target(name, openai_client(
+                http, url, cfg.tokens, str(bench_peers.bench_gguf(model)),
+                extra={"repeat_penalty": 1.0, "top_k": 1}))
         else:
-            make = app_api_client if name == "app-api" else gradio_client
+            make = gradio_client if name == "app-gradio" else app_api_client
             targets[name] = Target(name, make(http, url, cfg.tokens),
                                    counter=lambda url=url: engine_counter(http, url))
     return targets
@@ -164,6 +186,20 @@ def start_engine(cfg: Config) -> Any:
     status = engine.wait_ready(600)
     if status.state != "ready":
         raise bench_peers.PeerError(f"the in-process engine did not load: {status.reason}")
+    return engine
+
+
+def start_llamacpp(cfg: Config) -> Any:
+    """Our llama.cpp engine on the checkpoint's GGUF; its threads as the app would pick them."""
+    from hunyuan_webui import models
+    from hunyuan_webui.engine.llamacpp import LlamaCppEngine
+
+    spec = models.resolve(str(bench_peers.bench_gguf(cfg.model_dir)))
+    engine = LlamaCppEngine(spec, device=cfg.device, max_batch_size=16, max_new_tokens=cfg.tokens,
+                            cpu_threads=cfg.threads or 0)
+    status = engine.wait_ready(600)
+    if status.state != "ready":
+        raise bench_peers.PeerError(f"the llama.cpp engine did not load: {status.reason}")
     return engine
 
 
@@ -289,7 +325,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-dir", help="use (or build and keep) the checkpoint here; "
                                             "default: a temporary directory")
     parser.add_argument("--device", default="auto", help="auto (default: cuda if available), cpu or cuda")
-    parser.add_argument("--tokens", type=int, default=64, help="generated tokens per request (default %(default)s)")
+    parser.add_argument("--tokens", type=int,
+                        help="generated tokens per request (default 64; 200 with --defaults)")
     parser.add_argument("--concurrency", default="1,4,8,16",
                         help="comma-separated numbers of concurrent clients "
                              "(default %(default)s)")
@@ -307,6 +344,10 @@ def build_parser() -> argparse.ArgumentParser:
                              "several 7B servers do not fit together)")
     parser.add_argument("--threads", type=int,
                         help="torch/OpenMP threads for every system (default: library default)")
+    parser.add_argument("--defaults", action="store_true",
+                        help="every system at its own defaults (threads, batch, queue), 200 "
+                             "tokens per request unless --tokens; the table goes to the "
+                             "document's defaults markers")
     parser.add_argument("--no-cache-check", dest="cache_check", action="store_false",
                         help="skip the repeated-request check of the phrase cache")
     parser.add_argument("--quick", action="store_true",
@@ -328,15 +369,16 @@ def config_from(args: argparse.Namespace, model_dir: str) -> Config:
         raise SystemExit(f"unknown system(s) {', '.join(unknown)}; "
                          f"choose from {', '.join(SYSTEMS)}")
     concurrency = tuple(int(c) for c in args.concurrency.split(","))
+    tokens = args.tokens or DEFAULT_TOKENS[args.defaults]
     if args.quick:
         concurrency = tuple(c for c in concurrency if c in (1, 8)) or (1, 8)
-    return Config(model_dir=model_dir, tokens=32 if args.quick else args.tokens,
+    return Config(model_dir=model_dir, tokens=32 if args.quick else tokens,
                   concurrency=concurrency, rounds=1 if args.quick else args.rounds,
                   per_client=args.requests_per_client,
                   min_requests=3 if args.quick else args.min_requests, systems=systems,
                   device=resolve_device(args.device),
                   interleave=not args.sequential and resolve_device(args.device) == "cpu",
-                  timeout=args.timeout, threads=args.threads)
+                  timeout=args.timeout, threads=args.threads, defaults=args.defaults)
 
 
 def resolve_device(device: str) -> str:
@@ -369,7 +411,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cfg = config_from(args, prepare_model(args, workdir))
         log_dir = Path(args.log_dir) if args.log_dir else workdir / "logs"
         skipped: dict[str, str] = {}
-        with bench_peers.Peers(log_dir, threads=cfg.threads) as peers:
+        with bench_peers.Peers(log_dir, threads=cfg.threads, defaults=cfg.defaults) as peers:
             cfg = _drop_unavailable(cfg, skipped)
             batches = asyncio.run(measure(cfg, peers))
             cache = asyncio.run(cache_check(cfg, peers, workdir)) if args.cache_check else None
@@ -391,13 +433,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _drop_unavailable(cfg: Config, skipped: dict[str, str]) -> Config:
-    """Leave out transformers serve when its extra packages are missing (and say so)."""
-    missing = bench_peers.serve_missing_packages()
-    if not missing:
+    """Leave out the systems whose packages are missing here (and say so)."""
+    needs = {name: (bench_peers.serve_missing_packages(), "transformers[serving]")
+             for name in ("serve", "serve-cb")}
+    gguf = [] if importlib.util.find_spec("gguf") else ["gguf"]  # writes the checkpoint's GGUF
+    llama = [] if importlib.util.find_spec("llama_cpp") else ["llama_cpp"]
+    needs |= {name: (gguf + llama, "llama-cpp-python gguf") for name in LLAMA_CPP_SYSTEMS}
+    needs["llama-cpp-server"] = (gguf + bench_peers.llama_server_missing_packages(),
+                                 "gguf 'llama-cpp-python[server]'")
+    for name, (missing, install) in needs.items():
+        if name in cfg.systems and missing:
+            skipped[name] = f"needs {', '.join(missing)} (pip install {install})"
+    if not skipped:
         return cfg
-    for name in ("serve", "serve-cb"):
-        if name in cfg.systems:
-            skipped[name] = f"needs {', '.join(missing)} (pip install 'transformers[serving]')"
     kept = tuple(s for s in cfg.systems if s not in skipped)
     return Config(**{**asdict(cfg), "systems": kept})
 
@@ -417,7 +465,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["classroom"]:  # the classroom soak: docs/RELIABILITY.md
         return bench_classroom.main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.defaults and args.threads:
+        parser.error("--defaults runs every system with its own thread count: leave out --threads")
     if args.threads:  # before torch loads: the in-process engine runs like the peers
         os.environ.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
     result = run(args)
@@ -428,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     _say(f"results written to {out}")
     if args.doc:
-        update_doc(Path(args.doc), text)
+        update_doc(Path(args.doc), text, *doc_markers(args.defaults))
         _say(f"table written to {args.doc}")
     return 0
 

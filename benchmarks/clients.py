@@ -156,13 +156,21 @@ def gradio_client(http: httpx.AsyncClient, url: str, tokens: int) -> Client:
     return call
 
 
-def openai_client(http: httpx.AsyncClient, url: str, tokens: int, model: str) -> Client:
-    """``transformers serve``'s streaming chat completions."""
+def openai_client(http: httpx.AsyncClient, url: str, tokens: int, model: str,
+                  extra: dict[str, Any] | None = None) -> Client:
+    """Streaming chat completions (``transformers serve``, llama-cpp-python's server).
+
+    The token count is the usage the server reports; a server that reports none in a stream
+    (llama-cpp-python) is credited ``tokens`` only when it says it stopped at that limit
+    (``finish_reason: "length"``), which for ``max_tokens = tokens`` means exactly that many.
+    ``extra`` goes into every request body (llama-cpp-python's own spelling of greedy decoding).
+    """
     async def call(i: int) -> Sample:
         sample = Sample(i)
         timer = _Timer(sample)
         body = {"model": model, "stream": True, "max_tokens": tokens, "temperature": 0.0,
-                "messages": [{"role": "user", "content": prompt(i).message}]}
+                "messages": [{"role": "user", "content": prompt(i).message}], **(extra or {})}
+        finish = None
         async with http.stream("POST", url + "/v1/chat/completions", json=body) as response:
             text = ""
             async for _, data in sse_lines(response):
@@ -174,10 +182,13 @@ def openai_client(http: httpx.AsyncClient, url: str, tokens: int, model: str) ->
                     break
                 for choice in chunk.get("choices") or []:
                     text += (choice.get("delta") or {}).get("content") or ""
+                    finish = choice.get("finish_reason") or finish
                 timer.text(text)
                 if chunk.get("usage"):
                     sample.tokens = chunk["usage"]["completion_tokens"]
                     sample.prompt_tokens = chunk["usage"]["prompt_tokens"]
+        if sample.tokens is None and finish == "length":
+            sample.tokens = tokens
         return timer.done()
 
     return call

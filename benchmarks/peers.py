@@ -20,7 +20,16 @@ the kernel should the benchmark itself die):
   ``serving`` extra of transformers, of which a plain install lacks only ``openai``;
 * ``baseline``: what this project replaces, a web endpoint that runs one non-streaming
   ``model.generate`` per request behind a global lock (``python -m benchmarks.peers
-  baseline --model DIR --port P``, stdlib only, like the Flask WebUI's threaded dev server).
+  baseline --model DIR --port P``, stdlib only, like the Flask WebUI's threaded dev server);
+* ``app-llamacpp``: this project on a GGUF of the checkpoint (:func:`bench_gguf`), ``--engine
+  llamacpp``;
+* ``llama-cpp-server``: llama-cpp-python's own OpenAI-compatible server (``python -m
+  llama_cpp.server``) on the same GGUF; it needs the ``server`` extra of llama-cpp-python.
+
+Two conditions (:func:`app_command`, :func:`llama_server_command`): *controlled*, every peer with
+the same thread count and the app with the benchmark's batch and queue sizes; *defaults*, every
+peer as its users start it, with nothing but the model, host and port (and for
+``transformers serve --continuous-batching`` the cap on its paged cache).
 """
 
 from __future__ import annotations
@@ -268,12 +277,57 @@ def peer_env(threads: int | None) -> dict[str, str]:
 
 
 def app_command(model_dir: str, port: int, *, max_new_tokens: int, max_batch_size: int = 16,
-                cache: bool = False, device: str = "auto") -> list[str]:
-    return [sys.executable, "-m", "hunyuan_webui.app", "--model", model_dir, "--host", "127.0.0.1",
-            "--port", str(port), "--device", device, "--max-new-tokens", str(max_new_tokens),
+                cache: bool = False, device: str = "auto", defaults: bool = False,
+                threads: int | None = None) -> list[str]:
+    """The app; a ``.gguf`` model runs on ``--engine llamacpp``. At ``defaults`` it gets what
+    ``bash launch.sh --model DIR`` gives it: its own batch size, queue, threads and phrase cache."""
+    cmd = [sys.executable, "-m", "hunyuan_webui.app", "--model", model_dir, "--host", "127.0.0.1",
+           "--port", str(port), "--log-level", "warning"]
+    if model_dir.endswith(".gguf"):
+        cmd += ["--engine", "llamacpp"]
+    if defaults:
+        return cmd
+    cmd += ["--device", device, "--max-new-tokens", str(max_new_tokens),
             "--max-batch-size", str(max_batch_size), "--concurrency", "64",
-            "--queue-size", "256", "--cache-size", "4096" if cache else "0",
-            "--log-level", "warning"]
+            "--queue-size", "256", "--cache-size", "4096" if cache else "0"]
+    return cmd + (["--cpu-threads", str(threads)] if threads else [])
+
+
+def llama_server_command(gguf: str, port: int, *, threads: int | None = None) -> list[str]:
+    """llama-cpp-python's server: at its defaults (one sequence at a time, half the cores for
+    decoding, 2,048 cells of context), or with ``threads`` for both decoding and prompts.
+
+    One default is overridden in both conditions: ``--interrupt_requests``, by which a new
+    request cuts off the answer being streamed (every answer but the last would end early)."""
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
+           "--port", str(port), "--interrupt_requests", "False"]
+    if threads:
+        cmd += ["--n_threads", str(threads), "--n_threads_batch", str(threads)]
+    return cmd
+
+
+def llama_server_missing_packages() -> list[str]:
+    """What ``python -m llama_cpp.server`` needs and cannot import here."""
+    return [name for name in ("llama_cpp", "sse_starlette", "starlette_context",
+                              "pydantic_settings") if importlib.util.find_spec(name) is None]
+
+
+def bench_gguf(model_dir: str | os.PathLike[str]) -> Path:
+    """The checkpoint as an F32 GGUF (written once), for the llama.cpp columns: the same weights,
+    so the same unreachable tokens and the same answers. It lives in a folder beside the
+    checkpoint's (``DIR.gguf/``, with its ``hymt.json``): a GGUF inside the checkpoint would make
+    the directory a GGUF checkpoint for the app."""
+    from hunyuan_webui.engine.gguf_files import write_gguf
+
+    src = Path(model_dir).resolve()
+    path = src.with_name(src.name + ".gguf") / "bench-F32.gguf"
+    if not path.is_file() or path.stat().st_mtime < (src / "config.json").stat().st_mtime:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / "hymt.json", path.parent / "hymt.json")
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        write_gguf(src, partial)
+        os.replace(partial, path)
+    return path
 
 
 def serve_command(model_dir: str, port: int, *, continuous_batching: bool,
@@ -297,14 +351,24 @@ def baseline_command(model_dir: str, port: int, device: str = "cpu") -> list[str
             "--port", str(port), "--device", device]
 
 
-HEALTH_PATHS = {"app": "/ready", "serve": "/health", "serve-cb": "/health", "baseline": "/health"}
+HEALTH_PATHS = {"app": "/ready", "app-llamacpp": "/ready", "serve": "/health",
+                "serve-cb": "/health", "baseline": "/health", "llama-cpp-server": "/v1/models"}
 
 
 def command_for(kind: str, model_dir: str, port: int, *, device: str, max_new_tokens: int,
-                cache: bool = False, cb_blocks: int = 64) -> list[str]:
-    if kind == "app":
-        return app_command(model_dir, port, max_new_tokens=max_new_tokens, cache=cache,
-                           device="cuda" if device.startswith("cuda") else device)
+                cache: bool = False, cb_blocks: int = 64, defaults: bool = False,
+                threads: int | None = None) -> list[str]:
+    if kind in ("app", "app-llamacpp"):
+        model = str(bench_gguf(model_dir)) if kind == "app-llamacpp" else model_dir
+        return app_command(model, port, max_new_tokens=max_new_tokens, cache=cache,
+                           device="cuda" if device.startswith("cuda") else device,
+                           defaults=defaults, threads=threads)
+    if kind == "llama-cpp-server":
+        if llama_server_missing_packages():
+            raise PeerError("llama-cpp-python's server needs "
+                            + ", ".join(llama_server_missing_packages())
+                            + ": pip install 'llama-cpp-python[server]'")
+        return llama_server_command(str(bench_gguf(model_dir)), port, threads=threads)
     if kind in ("serve", "serve-cb"):
         if serve_missing_packages():
             raise PeerError("`transformers serve` needs " + ", ".join(serve_missing_packages())
@@ -319,9 +383,11 @@ def command_for(kind: str, model_dir: str, port: int, *, device: str, max_new_to
 class Peers:
     """Started peers, stopped together when the context exits (also on errors and Ctrl+C)."""
 
-    def __init__(self, log_dir: str | os.PathLike[str], threads: int | None = None) -> None:
+    def __init__(self, log_dir: str | os.PathLike[str], threads: int | None = None,
+                 defaults: bool = False) -> None:
         self.log_dir = Path(log_dir)
         self.threads = threads
+        self.defaults = defaults  # every peer at its own defaults (then threads is None)
         self.running: dict[str, Peer] = {}
 
     def __enter__(self) -> Peers:
@@ -336,7 +402,8 @@ class Peers:
         """Start one peer and wait until it answers its health check."""
         port = free_port()
         cmd = command_for(kind, str(Path(model_dir).resolve()), port, device=device,
-                          max_new_tokens=max_new_tokens, cache=cache, cb_blocks=cb_blocks)
+                          max_new_tokens=max_new_tokens, cache=cache, cb_blocks=cb_blocks,
+                          defaults=self.defaults and not cache, threads=self.threads)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{name}.log"
         with log_path.open("wb") as log:

@@ -14,8 +14,14 @@ from benchmarks.clients import Batch
 
 APP_SYSTEMS = ("app-gradio", "app-api")
 TARGETS = {"throughput_vs_baseline": 3.0, "throughput_vs_serve": 1.5, "ttft_vs_engine": 1.3,
-           "cache_repeat_fraction": 0.05}
+           "cache_repeat_fraction": 0.05, "llamacpp_vs_engine": 1.0}
 DOC_START, DOC_END = "<!-- bench:start -->", "<!-- bench:end -->"
+DEFAULTS_START, DEFAULTS_END = "<!-- bench-defaults:start -->", "<!-- bench-defaults:end -->"
+
+
+def doc_markers(defaults: bool) -> tuple[str, str]:
+    """Where a run's table goes in the document: one place per condition."""
+    return (DEFAULTS_START, DEFAULTS_END) if defaults else (DOC_START, DOC_END)
 
 
 # -- statistics --------------------------------------------------------------------------------
@@ -104,6 +110,10 @@ def target_checks(rows: list[Row], cache: dict[str, Any] | None) -> list[dict[st
         add(f"{app} TTFT p50 at 1 client / engine's own first-token time", ratio(
             single.ttft_p50_ms if single else None,
             engine.engine_ttft_p50_ms if engine else None), TARGETS["ttft_vs_engine"], False)
+    llama, engine = by.get(("llamacpp", 1)), by.get(("engine", 1))
+    if llama and engine:
+        add("llamacpp tokens/s at 1 client / PyTorch engine", ratio(
+            llama.tokens_per_s, engine.tokens_per_s), TARGETS["llamacpp_vs_engine"], True)
     if cache:
         add("repeated identical request / first one (JSON API, cache on)",
             cache.get("repeat_fraction"), TARGETS["cache_repeat_fraction"], False)
@@ -143,6 +153,15 @@ def targets_markdown(checks: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def condition_text(settings: dict[str, Any]) -> str:
+    if settings.get("defaults"):
+        return ("every system at its own defaults (threads, batch and queue sizes; "
+                "`transformers serve --continuous-batching` with its paged cache capped).")
+    threads = settings.get("threads")
+    return (f"every system on {threads} thread(s), the app with the benchmark's batch and queue "
+            "sizes." if threads else "every system on its library's default threads.")
+
+
 def report_markdown(result: dict[str, Any]) -> str:
     rows = [Row(**r) for r in result["rows"]]
     meta, model = result["machine"], result["model"]
@@ -155,7 +174,8 @@ def report_markdown(result: dict[str, Any]) -> str:
         f"{meta['load_after']} after; {result['duration_s']:.0f}s in all.",
         f"Model: random-weight HunYuanDenseV1 `{model.get('size', '?')}` "
         f"({model.get('params', 0) / 1e6:.1f}M params); {result['settings']['tokens']} generated "
-        f"tokens per request; {result['settings']['rounds']} interleaved round(s).",
+        f"tokens per request; {result['settings']['rounds']} interleaved round(s); "
+        + condition_text(result["settings"]),
         "",
         markdown_table(rows),
     ]

@@ -53,6 +53,40 @@ def test_tiny_run_writes_json_and_counts_every_token(tmp_path: Path) -> None:
     assert "old" not in text and "| engine | 1 |" in text and text.endswith("Kept.\n")
 
 
+@pytest.mark.slow
+def test_the_llama_cpp_columns_run_at_defaults_and_count_every_token(tmp_path: Path) -> None:
+    """The condition users run (--defaults: no thread or batch flags) with our llama.cpp engine,
+    the app on a GGUF of the checkpoint and llama-cpp-python's own server; the table goes to the
+    document's second pair of markers and leaves the first alone."""
+    out, doc = tmp_path / "bench.json", tmp_path / "PERFORMANCE.md"
+    doc.write_text(f"{bench_report.DOC_START}\ncontrolled\n{bench_report.DOC_END}\n\n"
+                   f"{bench_report.DEFAULTS_START}\nold\n{bench_report.DEFAULTS_END}\n")
+    done = run_bench("--size", "tiny", "--defaults", "--systems",
+                     "engine,llamacpp,app-llamacpp,llama-cpp-server", "--concurrency", "1",
+                     "--rounds", "1", "--min-requests", "2", "--tokens", "6", "--no-cache-check",
+                     "--out", str(out), "--doc", str(doc), timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["settings"]["defaults"] and result["settings"]["threads"] is None
+    assert result["skipped"] == {}
+    rows = {row["system"]: row for row in result["rows"]}
+    assert set(rows) == {"engine", "llamacpp", "app-llamacpp", "llama-cpp-server"}
+    for row in rows.values():
+        assert row["requests"] == 2 and row["failed"] == 0, row
+        assert row["tokens_checked"], row  # 6 tokens each, also where the server reports none
+    # The GGUF is the same model: llama.cpp renders the prompts as transformers does.
+    assert result["prompt_tokens"]["llamacpp"] == result["prompt_tokens"]["engine"]
+    assert any(t["target"].startswith("llamacpp tokens/s at 1 client") for t in result["targets"])
+    text = doc.read_text()
+    assert "controlled" in text and "old" not in text and "| llama-cpp-server | 1 |" in text
+    assert "every system at its own defaults" in text
+
+
+def test_defaults_and_threads_do_not_go_together() -> None:
+    done = run_bench("--defaults", "--threads", "1", timeout=60)
+    assert done.returncode != 0 and "leave out --threads" in done.stderr
+
+
 def test_percentile_interpolates() -> None:
     assert bench_report.percentile([], 50) is None
     assert bench_report.percentile([3.0], 95) == 3.0
