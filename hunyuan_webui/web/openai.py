@@ -21,15 +21,13 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from fastapi.routing import APIRoute
+from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from hunyuan_webui.engine import Stream
@@ -39,6 +37,7 @@ from hunyuan_webui.service.job import Job, batched_updates
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.openai_messages import ChatRequest, StopText, fold, translation_for
+from hunyuan_webui.web.responses import ShapedErrorRoute
 
 
 def _translation_info(result: TranslationResult) -> dict[str, Any]:
@@ -105,30 +104,9 @@ def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
     return exc.http_status, _error_body(exc.http_status, exc.user_message, exc.code)
 
 
-class OpenAIRoute(APIRoute):
-    """Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
-    validation or the translator)."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except TranslatorError as exc:
-                headers = {}
-                retry_after = getattr(exc, "retry_after", None)
-                if retry_after is not None:
-                    headers["Retry-After"] = str(max(1, round(retry_after)))
-                return JSONResponse(_error_body(exc.http_status, exc.user_message, exc.code),
-                                    status_code=exc.http_status, headers=headers)
-            except RequestValidationError as exc:
-                problems = [f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}"
-                            f": {e.get('msg', 'invalid')}" for e in exc.errors()[:5]]
-                return JSONResponse(_error_body(400, "Invalid request: " + "; ".join(problems),
-                                                "invalid_request"), status_code=400)
-
-        return handle
+# Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
+# validation or the translator).
+OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=True)
 
 
 # -- the routes ------------------------------------------------------------------------------------
