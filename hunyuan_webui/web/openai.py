@@ -183,42 +183,20 @@ def _sse(chunks: AsyncIterator[str], cancel: Callable[[], None]) -> StreamingRes
                              background=BackgroundTask(cancel))
 
 
-async def _translation_chunks(job: Job, answer: _Answer, stop: StopText, include_usage: bool,
-                              request: Request) -> AsyncIterator[str]:
-    yield answer.chunk({"role": "assistant", "content": ""})
-    result: TranslationResult | None = None
-    try:
-        async with aclosing(batched_updates(job)) as batches:  # closed (job cancelled) on a stop
-            async for updates in batches:
-                text = stop.feed("".join(u.delta for u in updates))
-                if text:
-                    yield answer.chunk({"content": text})
-                result = updates[-1].result
-                if stop.stopped or result is not None:
-                    break
-    except TranslatorError as exc:
-        yield _stream_error(exc)
-        return
-    tail = stop.flush()
-    if tail:
-        yield answer.chunk({"content": tail})
-    extra = {} if result is None else {"translation": _translation_info(result)}
-    if result is not None:
-        request.app.state.metrics.observe_result(result)
-    yield answer.chunk({}, "stop", **extra)
-    if include_usage:
-        usage = _result_usage(result) if result is not None else _usage(0, 0)
-        yield answer.chunk(None, usage=usage)
-    yield _data("[DONE]")
+# What ends a streamed answer, known once its text is done: the finish reason, extra fields of
+# the finish chunk, and the usage.
+Ending = Callable[[], tuple[str, dict[str, Any], dict[str, int]]]
 
 
-async def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
-                             include_usage: bool) -> AsyncIterator[str]:
+async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopText,
+                       include_usage: bool, ending: Ending) -> AsyncIterator[str]:
+    """A streamed answer: the role, the text cut at the stop text, the finish chunk, the usage if
+    asked, ``[DONE]``. An error after the headers is one more event, and the last."""
     yield answer.chunk({"role": "assistant", "content": ""})
     try:
-        async with aclosing(aiter(stream)) as chunks:  # closed (sequence cancelled) on a stop
-            async for chunk in chunks:
-                text = stop.feed(chunk)
+        async with aclosing(pieces) as texts:  # closed (the work cancelled) on a stop
+            async for piece in texts:
+                text = stop.feed(piece)
                 if text:
                     yield answer.chunk({"content": text})
                 if stop.stopped:
@@ -229,12 +207,42 @@ async def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
     tail = stop.flush()
     if tail:
         yield answer.chunk({"content": tail})
-    finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
-    yield answer.chunk({}, finish)
+    finish, extra, usage = ending()
+    yield answer.chunk({}, finish, **extra)
     if include_usage:
-        yield answer.chunk(None, usage=_usage(stream.usage.prompt_tokens,
-                                              stream.usage.completion_tokens))
+        yield answer.chunk(None, usage=usage)
     yield _data("[DONE]")
+
+
+def _translation_chunks(job: Job, answer: _Answer, stop: StopText, include_usage: bool,
+                        request: Request) -> AsyncIterator[str]:
+    results: list[TranslationResult] = []
+
+    async def pieces() -> AsyncIterator[str]:
+        async with aclosing(batched_updates(job)) as batches:  # closed (job cancelled) on a stop
+            async for updates in batches:
+                if updates[-1].result is not None:
+                    results.append(updates[-1].result)
+                yield "".join(u.delta for u in updates)
+                if results:
+                    return
+
+    def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
+        if not results:
+            return "stop", {}, _usage(0, 0)
+        request.app.state.metrics.observe_result(results[0])
+        return "stop", {"translation": _translation_info(results[0])}, _result_usage(results[0])
+
+    return _chat_chunks(pieces(), answer, stop, include_usage, ending)
+
+
+def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
+                       include_usage: bool) -> AsyncIterator[str]:
+    def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
+        finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
+        return finish, {}, _usage(stream.usage.prompt_tokens, stream.usage.completion_tokens)
+
+    return _chat_chunks(aiter(stream), answer, stop, include_usage, ending)
 
 
 def _stream_error(exc: TranslatorError) -> str:
