@@ -1,7 +1,8 @@
 """The managed servers' command lines and messages, without starting any (the fast lane).
 
 What a person sees when a server is not installed, the exact flags each server gets from our
-settings, the restart policy's arithmetic, and which engines take which checkpoint formats.
+settings, the restart policy's arithmetic and the supervisor's loop, and which engines take which
+checkpoint formats.
 """
 
 from __future__ import annotations
