@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import time
 from collections import Counter
 from typing import Any
@@ -41,10 +42,13 @@ KINDS = ("json", "sse", "abandon", "list", "libretranslate", "sse", "json", "aba
 def load_app(demo_dir):
     engine = make_engine(demo_dir, max_new_tokens=1024, max_batch_size=16, max_queued=256)
     streams: list[Any] = []
+    readers: Counter[int] = Counter()  # per stream: readers that attached and have not detached
     submit = engine.submit
 
     def spy(prompts, options):  # remember every sequence, to check each one's end afterwards
         made = submit(prompts, options)
+        for stream in made:
+            _count_readers(stream, readers)
         streams.extend(made)
         return made
 
@@ -52,9 +56,31 @@ def load_app(demo_dir):
     try:
         with running_app(engine, cache_size=0) as running:
             running.streams = streams
+            running.readers = readers
             yield running
     finally:
         engine.close()
+
+
+_COUNT_LOCK = threading.Lock()
+
+
+def _count_readers(stream: Any, readers: Counter[int]) -> None:
+    """Count a stream's readers through its public attach/detach, which every reader calls
+    (from several threads: the count has a lock of its own, taken around nothing else)."""
+    attach, detach = stream.attach, stream.detach
+
+    def attached() -> None:
+        with _COUNT_LOCK:
+            readers[id(stream)] += 1
+        attach()
+
+    def detached() -> None:
+        with _COUNT_LOCK:
+            readers[id(stream)] -= 1
+        detach()
+
+    stream.attach, stream.detach = attached, detached
 
 
 async def one_client(app, number: int, phrases, groups, log: list[dict[str, Any]]) -> None:
@@ -143,7 +169,7 @@ def test_many_clients_some_leaving_mid_stream(load_app, phrases):
     assert load_app.translator.in_flight() == 0
     streams = load_app.streams
     assert streams and all(s.done for s in streams)
-    assert all(s._readers == 0 for s in streams)
+    assert load_app.readers and all(n == 0 for n in load_app.readers.values()), load_app.readers
     long_ones = [s for s in streams if LONG_TEXT in s.prompt]
     assert long_ones and all(s.finish_reason == "cancelled" for s in long_ones), Counter(
         s.finish_reason for s in long_ones)

@@ -129,8 +129,8 @@ def test_a_hung_child_is_killed_and_replaced(tmp_path, demo_dir, phrases):
 
 
 def test_repeated_crashes_stop_the_restarts_and_say_why(demo_dir, monkeypatch):
-    monkeypatch.setattr("hunyuan_webui.engine.process.RESTART_LIMIT", 1)
-    monkeypatch.setattr("hunyuan_webui.engine.process.BACKOFF_S", (0.1,))
+    monkeypatch.setattr("hunyuan_webui.engine.restarts.RESTART_LIMIT", 1)
+    monkeypatch.setattr("hunyuan_webui.engine.restarts.BACKOFF_S", (0.1,))
     engine = ProcessEngine(models.resolve(demo_dir), device="cpu", warmup=False)
     try:
         for _ in range(2):

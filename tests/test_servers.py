@@ -1,12 +1,14 @@
 """The managed servers' command lines and messages, without starting any (the fast lane).
 
 What a person sees when a server is not installed, the exact flags each server gets from our
-settings, the restart policy's arithmetic, and which engines take which checkpoint formats.
+settings, the restart policy's arithmetic and the supervisor's loop, and which engines take which
+checkpoint formats.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 
 from hunyuan_webui import models
 from hunyuan_webui.engine import get_engine
-from hunyuan_webui.engine.restarts import RestartPolicy
+from hunyuan_webui.engine.restarts import RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import SERVERS, Server
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.settings import Settings
@@ -134,6 +136,32 @@ def test_restarts_back_off_and_then_stop_with_the_reason():
         "The vLLM server failed 3 times within 1 minutes (last: it stopped unexpectedly (killed "
         "by signal 9)); it is not restarted again. See the server log, then restart the "
         "translator.")
+
+
+def test_the_supervisor_restarts_after_the_backoff_and_then_gives_up():
+    """The loop both engine supervisors share, with a process that fails as soon as it starts."""
+    heard: list[str] = []
+    replaced: list[int] = []
+    policy = RestartPolicy("The test server", limit=2, window_s=60, backoff_s=(0.01,))
+    supervisor = Supervisor(policy, watch=lambda: ("stopped unexpectedly (exit code 1)", 7),
+                            replace=lambda: replaced.append(1), restarting=heard.append,
+                            give_up=heard.append, name="test-supervisor", poll_every_s=0.01)
+    supervisor.start(at_exit=lambda: supervisor.close(timeout=5))
+    deadline = time.monotonic() + 5
+    while len(heard) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert heard[:2] == ["The test server stopped unexpectedly (exit code 1); restarting it."] * 2
+    assert heard[2] == policy.given_up and len(heard) == 3
+    assert supervisor.restarts == 2 and replaced == [1, 1]
+    assert supervisor.close(timeout=5) and not supervisor.close(timeout=5)
+
+
+def test_a_closed_supervisor_stops_watching():
+    supervisor = Supervisor(RestartPolicy("The test server"), watch=lambda: None,
+                            restarting=print, give_up=print, name="test-supervisor")
+    assert supervisor.close(timeout=1)
+    assert supervisor.poll(lambda: "a problem it never looks for") == ""
+    assert supervisor.sleep(60) is True  # at once: closing
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from typing import Any
 
 from hunyuan_webui import errors
 from hunyuan_webui.engine.base import DecodingOptions, EngineState, EngineStatus, Stream
+from hunyuan_webui.engine.restarts import SHUTTING_DOWN
 from hunyuan_webui.engine.worker import child_main, log_settings, rebuild_error
 from hunyuan_webui.models import ModelSpec
 
@@ -189,7 +190,7 @@ class Child:
     def _end_all(self) -> None:
         """The child is gone: end its streams and calls with a message that says what happened."""
         if self.closing:
-            self.dead = "The translator is shutting down."
+            self.dead = SHUTTING_DOWN
         else:
             self.dead = (f"The engine process {self.death_note or exit_words(self.process.exitcode)}"
                          " while this was being translated. It is being restarted; please try "

@@ -8,7 +8,7 @@ API are served through the ordinary remote engine
 one line at a time, and the last lines are quoted when it fails.
 
 Supervision, as for our own engine process (:mod:`~hunyuan_webui.engine.process`, with the same
-:class:`~hunyuan_webui.engine.restarts.RestartPolicy`): when the server exits, or stops answering
+:class:`~hunyuan_webui.engine.restarts.Supervisor` and policy): when the server exits, or stops answering
 for :data:`HANG_TIMEOUT_S` (it is killed then), the streams in flight end with a message that says
 so, the status says "restarting", and a new server starts after a backoff. Too many failures in a
 window stop the restarts. A server that never came up the first time is not restarted: bad flags
@@ -23,7 +23,6 @@ set by a few lines of Python that then ``exec`` the server).
 
 from __future__ import annotations
 
-import atexit
 import collections
 import contextlib
 import logging
@@ -45,7 +44,7 @@ from hunyuan_webui import errors
 from hunyuan_webui.engine.base import DecodingOptions, Engine, EngineState, EngineStatus, Stream
 from hunyuan_webui.engine.child import exit_words
 from hunyuan_webui.engine.remote import OpenAIEngine
-from hunyuan_webui.engine.restarts import BACKOFF_S, RESTART_LIMIT, RESTART_WINDOW_S, RestartPolicy
+from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import LOOPBACK, Server
 from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.models import ModelSpec
@@ -55,7 +54,6 @@ log = logging.getLogger(__name__)
 
 HANG_TIMEOUT_S = 60.0  # the server process lives but has not answered for this long: it is hung
 REMOTE_READY_S = 30.0  # from the first health answer to the remote engine's READY
-SUPERVISE_EVERY_S = 0.2
 STOP_GRACE_S = 15.0  # SIGTERM, then this long, then SIGKILL
 TAIL_LINES = 60
 _ERROR_LINE = re.compile(r"error|exception|traceback", re.IGNORECASE)
@@ -173,18 +171,19 @@ class ManagedEngine(Engine):
         self._state = EngineState.LOADING
         self._reason = ""
         self._live: set[Stream] = set()
-        # Read here, not at import, so that tests can lower them.
-        self._restarts = RestartPolicy(f"The {server.title} server", limit=RESTART_LIMIT,
-                                       window_s=RESTART_WINDOW_S, backoff_s=BACKOFF_S)
-        self.restarts = 0
-        self._closing = False
-        self._stop = threading.Event()
-        # The server is started from this thread, which lives as long as the engine: on Linux its
-        # end is the server's SIGTERM (see _GUARD).
-        self._thread = threading.Thread(target=self._supervise, name="hymt-server-supervisor",
-                                        daemon=True)
-        self._thread.start()
-        atexit.register(self.close)
+        self._model = ""  # what the server loads: found by the supervisor's first run
+        self._up_once = False  # a server has answered: a later failure is worth a restart
+        policy = RestartPolicy(f"The {server.title} server")
+        # The server is started from the supervisor's thread, which lives as long as the engine:
+        # on Linux its end is the server's SIGTERM (see _GUARD).
+        self._supervisor = Supervisor(policy, watch=self._run_server,
+                                      restarting=self._restarting, give_up=self._give_up,
+                                      name="hymt-server-supervisor")
+        self._supervisor.start(at_exit=self.close)
+
+    @property
+    def restarts(self) -> int:
+        return self._supervisor.restarts
 
     # -- Engine -----------------------------------------------------------------------------------
     def submit(self, prompts: Sequence[str],
@@ -204,8 +203,8 @@ class ManagedEngine(Engine):
             state, reason, remote, process = self._state, self._reason, self._remote, self._process
         extra: dict[str, Any] = {"server": self.server.engine, "restarts": self.restarts,
                                  "server_pid": process.pid if process else None}
-        if self._closing:
-            state, reason = EngineState.STOPPED, "The translator is shutting down."
+        if self._supervisor.closing:
+            state, reason = EngineState.STOPPED, SHUTTING_DOWN
         elif state is EngineState.READY and remote is not None:
             status = remote.status()
             return replace(status, extra={**status.extra, **extra})
@@ -214,13 +213,8 @@ class ManagedEngine(Engine):
                             extra=extra)
 
     def close(self) -> None:
-        if self._closing:
+        if not self._supervisor.close(timeout=STOP_GRACE_S + 10):
             return
-        self._closing = True
-        self._stop.set()
-        atexit.unregister(self.close)
-        if self._thread is not threading.current_thread():
-            self._thread.join(timeout=STOP_GRACE_S + 10)
         with self._lock:
             remote, process = self._remote, self._process
         if remote is not None:
@@ -231,8 +225,8 @@ class ManagedEngine(Engine):
     def _usable_remote(self) -> OpenAIEngine:
         with self._lock:
             state, reason, remote = self._state, self._reason, self._remote
-        if self._closing:
-            raise NotReadyError("The translator is shutting down.")
+        if self._supervisor.closing:
+            raise NotReadyError(SHUTTING_DOWN)
         if state is EngineState.FAILED:
             raise errors.EngineError(reason)
         if remote is None or state is not EngineState.READY:
@@ -242,40 +236,40 @@ class ManagedEngine(Engine):
         return remote
 
     # -- supervision ------------------------------------------------------------------------------
-    def _supervise(self) -> None:
-        try:
-            model = self._model_to_load()
-        except errors.TranslatorError as exc:
-            self._set(EngineState.FAILED, exc.user_message)
-            return
-        up_once = False
-        while not self._stop.is_set():
-            process = self._start(model)
-            if process is None:
-                return  # closing
-            if self._remote is not None:
-                up_once = True
-                problem = self._watch(process)
-                if not problem:
-                    return  # closing
-                self._lost(process, problem)
-            elif not up_once:  # never came up: the same flags would fail the same way
-                self._set(EngineState.FAILED, f"{self.server.title} did not start: it "
-                          f"{process.problem()}. Its last lines:\n{process.last_lines()}")
-                process.stop()
-                return
-            else:
-                problem = process.problem()
-                process.stop()
-            delay = self._restarts.failed(problem, process.pid)
-            if delay is None:
-                self._set(EngineState.FAILED, self._restarts.given_up)
-                return
-            self._set(EngineState.RESTARTING,
-                      f"The {self.server.title} server {problem}; restarting it.")
-            if self._stop.wait(delay):
-                return
-            self.restarts += 1
+    def _run_server(self) -> Failure | None:
+        """Start a server and watch it until it fails: why, and its pid. None when closing, or
+        when the failure is final (the model is not there; the first server never came up: the
+        same flags would fail the same way), with the status saying why."""
+        if not self._model:
+            try:
+                self._model = self._model_to_load()
+            except errors.TranslatorError as exc:
+                self._set(EngineState.FAILED, exc.user_message)
+                return None
+        process = self._start(self._model)
+        if process is None:
+            return None  # closing
+        if self._remote is not None:
+            self._up_once = True
+            problem = self._watch(process)
+            if not problem:
+                return None  # closing
+            self._lost(process, problem)
+        elif not self._up_once:
+            self._set(EngineState.FAILED, f"{self.server.title} did not start: it "
+                      f"{process.problem()}. Its last lines:\n{process.last_lines()}")
+            process.stop()
+            return None
+        else:
+            problem = process.problem()
+            process.stop()
+        return problem, process.pid
+
+    def _restarting(self, reason: str) -> None:
+        self._set(EngineState.RESTARTING, reason)
+
+    def _give_up(self, reason: str) -> None:
+        self._set(EngineState.FAILED, reason)
 
     def _model_to_load(self) -> str:
         if self.server.gguf:
@@ -301,13 +295,13 @@ class ManagedEngine(Engine):
                 process.kill(f"did not answer within {self.settings.engine_start_timeout:g}s")
                 process.process.wait(timeout=10)
                 return process
-            if self._stop.wait(0.25):
+            if self._supervisor.sleep(0.25):
                 return None
         remote = self._remote_engine(process, model)
         deadline = time.monotonic() + REMOTE_READY_S
         while (status := remote.status()).state is EngineState.LOADING and \
                 time.monotonic() < deadline:
-            if self._stop.wait(0.05):
+            if self._supervisor.sleep(0.05):
                 remote.close()
                 return None
         if status.state is not EngineState.READY:
@@ -334,22 +328,26 @@ class ManagedEngine(Engine):
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""
         silent_since: float | None = None
-        while not self._stop.wait(SUPERVISE_EVERY_S):
+
+        def problem() -> str:
+            nonlocal silent_since
             if process.exited():
                 return process.problem()
             remote = self._remote
-            if remote is not None and remote.status().state is EngineState.FAILED:
-                silent_since = silent_since or time.monotonic()
-                silent = time.monotonic() - silent_since
-                if silent > self._hang_timeout:
-                    log.warning("%s server (pid %d) has not answered for %.0fs: killing it",
-                                self.server.title, process.pid, silent)
-                    process.kill(f"stopped answering ({silent:.0f}s without an answer)")
-                    process.process.wait(timeout=10)
-                    return process.problem()
-            else:
+            if remote is None or remote.status().state is not EngineState.FAILED:
                 silent_since = None
-        return ""
+                return ""
+            silent_since = silent_since or time.monotonic()
+            silent = time.monotonic() - silent_since
+            if silent <= self._hang_timeout:
+                return ""
+            log.warning("%s server (pid %d) has not answered for %.0fs: killing it",
+                        self.server.title, process.pid, silent)
+            process.kill(f"stopped answering ({silent:.0f}s without an answer)")
+            process.process.wait(timeout=10)
+            return process.problem()
+
+        return self._supervisor.poll(problem)
 
     def _lost(self, process: ServerProcess, problem: str) -> None:
         """The server is gone: end its streams with a message that says so, drop its client."""
@@ -357,7 +355,7 @@ class ManagedEngine(Engine):
             remote, self._remote = self._remote, None
             live, self._live = list(self._live), set()
             self._state = EngineState.RESTARTING
-            self._reason = f"The {self.server.title} server {problem}; restarting it."
+            self._reason = self._supervisor.policy.restarting(problem)
         for stream in live:
             if not stream.done:
                 stream.finish("error", errors.EngineError(self._death_message(problem)))
@@ -372,7 +370,7 @@ class ManagedEngine(Engine):
             self._live.discard(stream)
             process = self._process
         error = stream.error
-        if (stream.finish_reason != "error" or process is None or self._closing
+        if (stream.finish_reason != "error" or process is None or self._supervisor.closing
                 or not isinstance(error, errors.TranslatorError)
                 or not any(w in error.user_message for w in _CONNECTION_WORDS)):
             return

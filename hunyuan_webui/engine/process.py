@@ -35,14 +35,14 @@ process with threads and a loaded torch is unsafe.
 Supervision: a thread in the parent restarts the child when it exits, stops sending heartbeats, or
 spends :data:`STALL_TIMEOUT_S` in one scheduler pass with work waiting (it is killed first). Its
 streams end with a message that says so; meanwhile the status is "restarting". Restarts back off,
-and :data:`RESTART_LIMIT` failures within :data:`RESTART_WINDOW_S` stop them with the reason.
+and :data:`~hunyuan_webui.engine.restarts.RESTART_LIMIT` failures within
+:data:`~hunyuan_webui.engine.restarts.RESTART_WINDOW_S` stop them with the reason.
 A child that reports a failed load is not restarted: loading again would fail again.
 """
 
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 from collections.abc import Sequence
@@ -59,7 +59,7 @@ from hunyuan_webui.engine.base import (
     options_per_prompt,
 )
 from hunyuan_webui.engine.child import Child
-from hunyuan_webui.engine.restarts import BACKOFF_S, RESTART_LIMIT, RESTART_WINDOW_S, RestartPolicy
+from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
 from hunyuan_webui.errors import NotReadyError
 from hunyuan_webui.models import ModelSpec
 
@@ -67,8 +67,7 @@ log = logging.getLogger(__name__)
 
 BEAT_TIMEOUT_S = 15.0  # no heartbeat for this long from a running child: it is hung
 STALL_TIMEOUT_S = 180.0  # one scheduler pass this long with work waiting: it is hung
-SUPERVISE_EVERY_S = 0.2
-__all__ = ["BACKOFF_S", "RESTART_LIMIT", "RESTART_WINDOW_S", "ProcessEngine"]
+__all__ = ["ProcessEngine"]
 
 
 class ProcessEngine(Engine):
@@ -76,7 +75,8 @@ class ProcessEngine(Engine):
     interface. The child is replaced when it dies or hangs (see the module's docstring).
 
     Locking: ``_lock`` guards which child is current and the supervisor's state. It is never held
-    while calling into a child; a child's own lock is never held while taking this one.
+    while calling into a child; a child's own lock is never held while taking this one. The
+    :class:`~hunyuan_webui.engine.restarts.Supervisor` calls in here holding no lock of its own.
     """
 
     def __init__(self, spec: ModelSpec, *, runner: str = "local",
@@ -91,16 +91,15 @@ class ProcessEngine(Engine):
         self._child = Child(spec, engine_kwargs, runner)
         self._recovering = ""  # while a replacement child loads: why the last one went
         self._given_up = ""  # the supervisor stopped restarting: why
-        # Read here, not at import, so that tests can lower them.
-        self._restarts = RestartPolicy("The engine process", limit=RESTART_LIMIT,
-                                       window_s=RESTART_WINDOW_S, backoff_s=BACKOFF_S)
-        self.restarts = 0
-        self._closing = False
-        self._stop = threading.Event()
-        self._supervisor = threading.Thread(target=self._supervise, name="hymt-engine-supervisor",
-                                            daemon=True)
-        self._supervisor.start()
-        atexit.register(self.close)
+        policy = RestartPolicy("The engine process")
+        self._supervisor = Supervisor(policy, watch=self._watch, replace=self._new_child,
+                                      restarting=self._restarting, give_up=self._give_up,
+                                      name="hymt-engine-supervisor")
+        self._supervisor.start(at_exit=self.close)
+
+    @property
+    def restarts(self) -> int:
+        return self._supervisor.restarts
 
     # -- Engine -----------------------------------------------------------------------------------
     def submit(self, prompts: Sequence[str],
@@ -113,8 +112,8 @@ class ProcessEngine(Engine):
         with self._lock:
             child, recovering, given_up = self._child, self._recovering, self._given_up
         extra = {"process": child.pid, "restarts": self.restarts}
-        if self._closing:
-            return self._own_status(EngineState.STOPPED, "The translator is shutting down.", extra)
+        if self._supervisor.closing:
+            return self._own_status(EngineState.STOPPED, SHUTTING_DOWN, extra)
         if given_up:
             return self._own_status(EngineState.FAILED, given_up, extra)
         beat, _ = child.last_status()
@@ -131,13 +130,8 @@ class ProcessEngine(Engine):
         return int(self._usable_child().call("count", text))
 
     def close(self) -> None:
-        if self._closing:
+        if not self._supervisor.close(timeout=5):
             return
-        self._closing = True
-        self._stop.set()
-        atexit.unregister(self.close)
-        if self._supervisor is not threading.current_thread():
-            self._supervisor.join(timeout=5)
         with self._lock:
             child = self._child
         child.close()
@@ -146,8 +140,8 @@ class ProcessEngine(Engine):
     def _usable_child(self) -> Child:
         with self._lock:
             child, recovering, given_up = self._child, self._recovering, self._given_up
-        if self._closing:
-            raise NotReadyError("The translator is shutting down.")
+        if self._supervisor.closing:
+            raise NotReadyError(SHUTTING_DOWN)
         if given_up:
             raise errors.EngineError(given_up)
         beat, _ = child.last_status()
@@ -156,47 +150,48 @@ class ProcessEngine(Engine):
                                 "try again in a few seconds.")
         return child
 
-    def _supervise(self) -> None:
-        while not self._stop.wait(SUPERVISE_EVERY_S):
-            with self._lock:
-                child = self._child
-            beat, _ = child.last_status()
-            if self._recovering and beat is not None and beat.state is not EngineState.LOADING \
-                    and beat.state is not EngineState.WARMING:
-                with self._lock:
-                    self._recovering = ""
-                log.warning("engine process restarted (pid %s): %s", child.pid, beat.state)
-            problem = child.problem(self._beat_timeout, self._stall_timeout)
-            if not problem or self._closing:
-                continue
-            if not child.exited.is_set():
-                log.warning("engine process %s %s: killing it", child.pid, problem)
-                child.kill(problem)
-                child.exited.wait(10)
-            if not self._replace(child, problem):
-                return
-
-    def _replace(self, old: Child, problem: str) -> bool:
-        """Start a new child after a backoff; False once the failures are too many."""
-        delay = self._restarts.failed(problem, old.pid)
-        if delay is None:
-            with self._lock:
-                self._given_up = self._restarts.given_up
-            return False
+    def _watch(self) -> Failure | None:
+        """Watch the current child until it dies or hangs (a hung one is killed): why, and its
+        pid. None when closing. A child that reports a failed load is left as it is."""
         with self._lock:
-            self._recovering = f"The engine process {problem}; restarting it."
-        if self._stop.wait(delay):
-            return False
+            child = self._child
+        problem = self._supervisor.poll(lambda: self._problem(child))
+        if not problem:
+            return None
+        if not child.exited.is_set():
+            log.warning("engine process %s %s: killing it", child.pid, problem)
+            child.kill(problem)
+            child.exited.wait(10)
+        return problem, child.pid
+
+    def _problem(self, child: Child) -> str:
+        """One look at the child: what is wrong with it, if anything ("" while closing)."""
+        beat, _ = child.last_status()
+        if self._recovering and beat is not None and beat.state is not EngineState.LOADING \
+                and beat.state is not EngineState.WARMING:
+            with self._lock:
+                self._recovering = ""
+            log.warning("engine process restarted (pid %s): %s", child.pid, beat.state)
+        if self._supervisor.closing:
+            return ""
+        return child.problem(self._beat_timeout, self._stall_timeout)
+
+    def _restarting(self, reason: str) -> None:
+        with self._lock:
+            self._recovering = reason
+
+    def _give_up(self, reason: str) -> None:
+        with self._lock:
+            self._given_up = reason
+
+    def _new_child(self) -> None:
+        """After the backoff: the replacement child; the old one's pipe is closed."""
         new = Child(self.spec, self._kwargs, self._runner)
         with self._lock:
-            self._child = new
-            self.restarts += 1
+            old, self._child = self._child, new
         old.conn.close()
-        return True
 
     def _own_status(self, state: EngineState, reason: str, extra: dict[str, Any]) -> EngineStatus:
         return EngineStatus(state=state, model=self.model_id, reason=reason,
                             device=self._kwargs.get("device", ""),
                             dtype=self._kwargs.get("dtype", ""), extra=extra)
-
-

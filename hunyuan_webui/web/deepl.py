@@ -14,13 +14,11 @@ character allowance, 429 for too many requests), converted in one place, :class:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, Response
-from fastapi.routing import APIRoute
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import (
@@ -34,6 +32,7 @@ from hunyuan_webui.errors import (
 from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.responses import ShapedErrorRoute
 
 MAX_TEXTS = 50  # DeepL's own limit on text parameters per request
 UNLIMITED = 1_000_000_000_000  # what DeepL reports as the allowance of an unlimited plan
@@ -144,24 +143,8 @@ def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
     return (403 if isinstance(exc, AuthError) else exc.http_status), {"message": exc.user_message}
 
 
-class DeepLRoute(APIRoute):
-    """Every error of these routes in DeepL's shape, ``{"message": ...}``."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except TranslatorError as exc:
-                status, body = error_shape(exc)
-                headers = {}
-                retry_after = getattr(exc, "retry_after", None)
-                if retry_after is not None:
-                    headers["Retry-After"] = str(max(1, round(retry_after)))
-                return JSONResponse(body, status_code=status, headers=headers)
-
-        return handle
+# Every error of these routes in DeepL's shape, ``{"message": ...}``.
+DeepLRoute = ShapedErrorRoute.shaped("DeepLRoute", error_shape)
 
 
 def _body_doc(fields: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:

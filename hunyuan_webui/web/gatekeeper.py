@@ -27,6 +27,7 @@ from starlette.routing import Match, Mount
 
 from hunyuan_webui.errors import AuthError, TranslatorError
 from hunyuan_webui.web.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
+from hunyuan_webui.web.responses import retry_headers
 from hunyuan_webui.web.security import UPLOAD_ROUTE, json_error, route_path
 from hunyuan_webui.web.visitor_files import (
     NOT_UPLOADED,
@@ -47,10 +48,7 @@ async def _refuse(exc: TranslatorError, scope: dict, receive: Callable, send: Ca
     if scope["type"] == "websocket":
         await send({"type": "websocket.close", "code": 1008})
         return
-    headers = {}
-    retry_after = getattr(exc, "retry_after", None)
-    if retry_after is not None:
-        headers["Retry-After"] = str(max(1, round(retry_after)))
+    headers = retry_headers(exc)
     if isinstance(exc, AuthError):
         headers["WWW-Authenticate"] = "Bearer"
     path = route_path(scope)

@@ -21,15 +21,13 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response, StreamingResponse
-from fastapi.routing import APIRoute
+from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from hunyuan_webui.engine import Stream
@@ -39,6 +37,7 @@ from hunyuan_webui.service.job import Job, batched_updates
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.openai_messages import ChatRequest, StopText, fold, translation_for
+from hunyuan_webui.web.responses import ShapedErrorRoute
 
 
 def _translation_info(result: TranslationResult) -> dict[str, Any]:
@@ -105,30 +104,9 @@ def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
     return exc.http_status, _error_body(exc.http_status, exc.user_message, exc.code)
 
 
-class OpenAIRoute(APIRoute):
-    """Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
-    validation or the translator)."""
-
-    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
-        handler = super().get_route_handler()
-
-        async def handle(request: Request) -> Response:
-            try:
-                return await handler(request)
-            except TranslatorError as exc:
-                headers = {}
-                retry_after = getattr(exc, "retry_after", None)
-                if retry_after is not None:
-                    headers["Retry-After"] = str(max(1, round(retry_after)))
-                return JSONResponse(_error_body(exc.http_status, exc.user_message, exc.code),
-                                    status_code=exc.http_status, headers=headers)
-            except RequestValidationError as exc:
-                problems = [f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}"
-                            f": {e.get('msg', 'invalid')}" for e in exc.errors()[:5]]
-                return JSONResponse(_error_body(400, "Invalid request: " + "; ".join(problems),
-                                                "invalid_request"), status_code=400)
-
-        return handle
+# Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
+# validation or the translator).
+OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=True)
 
 
 # -- the routes ------------------------------------------------------------------------------------
@@ -205,42 +183,20 @@ def _sse(chunks: AsyncIterator[str], cancel: Callable[[], None]) -> StreamingRes
                              background=BackgroundTask(cancel))
 
 
-async def _translation_chunks(job: Job, answer: _Answer, stop: StopText, include_usage: bool,
-                              request: Request) -> AsyncIterator[str]:
-    yield answer.chunk({"role": "assistant", "content": ""})
-    result: TranslationResult | None = None
-    try:
-        async with aclosing(batched_updates(job)) as batches:  # closed (job cancelled) on a stop
-            async for updates in batches:
-                text = stop.feed("".join(u.delta for u in updates))
-                if text:
-                    yield answer.chunk({"content": text})
-                result = updates[-1].result
-                if stop.stopped or result is not None:
-                    break
-    except TranslatorError as exc:
-        yield _stream_error(exc)
-        return
-    tail = stop.flush()
-    if tail:
-        yield answer.chunk({"content": tail})
-    extra = {} if result is None else {"translation": _translation_info(result)}
-    if result is not None:
-        request.app.state.metrics.observe_result(result)
-    yield answer.chunk({}, "stop", **extra)
-    if include_usage:
-        usage = _result_usage(result) if result is not None else _usage(0, 0)
-        yield answer.chunk(None, usage=usage)
-    yield _data("[DONE]")
+# What ends a streamed answer, known once its text is done: the finish reason, extra fields of
+# the finish chunk, and the usage.
+Ending = Callable[[], tuple[str, dict[str, Any], dict[str, int]]]
 
 
-async def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
-                             include_usage: bool) -> AsyncIterator[str]:
+async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopText,
+                       include_usage: bool, ending: Ending) -> AsyncIterator[str]:
+    """A streamed answer: the role, the text cut at the stop text, the finish chunk, the usage if
+    asked, ``[DONE]``. An error after the headers is one more event, and the last."""
     yield answer.chunk({"role": "assistant", "content": ""})
     try:
-        async with aclosing(aiter(stream)) as chunks:  # closed (sequence cancelled) on a stop
-            async for chunk in chunks:
-                text = stop.feed(chunk)
+        async with aclosing(pieces) as texts:  # closed (the work cancelled) on a stop
+            async for piece in texts:
+                text = stop.feed(piece)
                 if text:
                     yield answer.chunk({"content": text})
                 if stop.stopped:
@@ -251,12 +207,42 @@ async def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
     tail = stop.flush()
     if tail:
         yield answer.chunk({"content": tail})
-    finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
-    yield answer.chunk({}, finish)
+    finish, extra, usage = ending()
+    yield answer.chunk({}, finish, **extra)
     if include_usage:
-        yield answer.chunk(None, usage=_usage(stream.usage.prompt_tokens,
-                                              stream.usage.completion_tokens))
+        yield answer.chunk(None, usage=usage)
     yield _data("[DONE]")
+
+
+def _translation_chunks(job: Job, answer: _Answer, stop: StopText, include_usage: bool,
+                        request: Request) -> AsyncIterator[str]:
+    results: list[TranslationResult] = []
+
+    async def pieces() -> AsyncIterator[str]:
+        async with aclosing(batched_updates(job)) as batches:  # closed (job cancelled) on a stop
+            async for updates in batches:
+                if updates[-1].result is not None:
+                    results.append(updates[-1].result)
+                yield "".join(u.delta for u in updates)
+                if results:
+                    return
+
+    def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
+        if not results:
+            return "stop", {}, _usage(0, 0)
+        request.app.state.metrics.observe_result(results[0])
+        return "stop", {"translation": _translation_info(results[0])}, _result_usage(results[0])
+
+    return _chat_chunks(pieces(), answer, stop, include_usage, ending)
+
+
+def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
+                       include_usage: bool) -> AsyncIterator[str]:
+    def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
+        finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
+        return finish, {}, _usage(stream.usage.prompt_tokens, stream.usage.completion_tokens)
+
+    return _chat_chunks(aiter(stream), answer, stop, include_usage, ending)
 
 
 def _stream_error(exc: TranslatorError) -> str:

@@ -1,26 +1,83 @@
 """Errors as JSON answers, in one place: every :class:`~hunyuan_webui.errors.TranslatorError`,
 validation error and HTTP error becomes ``{"error": {"code", "message", "request_id"}}`` (plain
 ``{"error": message}`` on the LibreTranslate routes, as its clients expect), and a wrong method on
-an API path is a JSON 405."""
+an API path is a JSON 405. A protocol's routes (OpenAI's, DeepL's) answer errors in their
+clients' shape through :class:`ShapedErrorRoute`, with the shape function they also register in
+``app.state.error_shapes`` for the Gatekeeper's refusals."""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, ClassVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.errors import InputError, TranslatorError
 
 log = logging.getLogger("hunyuan_webui.web.api")
 
 FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
+
+# A protocol's error: the HTTP status and the JSON body its clients read.
+ErrorShape = Callable[[TranslatorError], tuple[int, dict[str, Any]]]
+
+
+def retry_headers(exc: TranslatorError) -> dict[str, str]:
+    """``Retry-After`` (whole seconds, at least 1) for an error that says when to come back."""
+    retry_after = getattr(exc, "retry_after", None)
+    return {} if retry_after is None else {"Retry-After": str(max(1, round(retry_after)))}
+
+
+def validation_problems(exc: RequestValidationError) -> str:
+    """The first five problems of a request, "field: what is wrong; ..."."""
+    problems = [f"{'.'.join(str(p) for p in e.get('loc', ()) if p != 'body') or 'body'}"
+                f": {e.get('msg', 'invalid')}" for e in exc.errors()[:5]]
+    return "; ".join(problems)
+
+
+class _InvalidRequest(InputError):
+    """A body that failed validation, for a protocol that names it so."""
+
+    code = "invalid_request"
+
+
+class ShapedErrorRoute(APIRoute):
+    """A route whose errors come out in one protocol's shape, whatever raised them (a dependency,
+    the translator, and with ``validation`` also the body's validation, as a 400
+    ``invalid_request``). Make one per protocol with :meth:`shaped`; FastAPI builds the routes from
+    the class, so the shape is a class attribute."""
+
+    shape: ClassVar[ErrorShape]
+    validation: ClassVar[bool] = False
+
+    @classmethod
+    def shaped(cls, name: str, shape: ErrorShape, *,
+               validation: bool = False) -> type[ShapedErrorRoute]:
+        return type(name, (cls,), {"shape": staticmethod(shape), "validation": validation})
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def handle(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except TranslatorError as exc:
+                status, body = self.shape(exc)
+                return JSONResponse(body, status_code=status, headers=retry_headers(exc))
+            except RequestValidationError as exc:
+                if not self.validation:
+                    raise
+                status, body = self.shape(
+                    _InvalidRequest("Invalid request: " + validation_problems(exc)))
+                return JSONResponse(body, status_code=status)
+
+        return handle
 
 
 def refuse_other_methods(app: FastAPI) -> None:
@@ -79,10 +136,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(TranslatorError)
     async def translator_error(request: Request, exc: TranslatorError) -> JSONResponse:
-        headers = {}
-        retry_after = getattr(exc, "retry_after", None)
-        if retry_after is not None:
-            headers["Retry-After"] = str(max(1, round(retry_after)))
+        headers = retry_headers(exc)
         message = app.state.redact.text(exc.user_message)
         if lt_route(request):
             return JSONResponse({"error": message}, status_code=exc.http_status, headers=headers)
@@ -91,11 +145,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        message = "Invalid request: " + "; ".join(problems[:5])
+        message = "Invalid request: " + validation_problems(exc)
         if any(e.get("type") == "json_invalid" for e in exc.errors()):
             message = "Malformed JSON body."
         return error_response(422, "invalid_request", message,
