@@ -280,14 +280,16 @@ def app_command(model_dir: str, port: int, *, max_new_tokens: int, max_batch_siz
                 cache: bool = False, device: str = "auto", defaults: bool = False,
                 threads: int | None = None) -> list[str]:
     """The app; a ``.gguf`` model runs on ``--engine llamacpp``. At ``defaults`` it gets what
-    ``bash launch.sh --model DIR`` gives it: its own batch size, queue, threads and phrase cache."""
+    ``bash launch.sh --model DIR`` gives it (its own batch size, queue, threads and phrase cache)
+    and the answer length: ``--max-new-tokens`` is the only cap the Gradio endpoint has, as
+    ``max_tokens`` is in the other systems' requests."""
     cmd = [sys.executable, "-m", "hunyuan_webui.app", "--model", model_dir, "--host", "127.0.0.1",
-           "--port", str(port), "--log-level", "warning"]
+           "--port", str(port), "--log-level", "warning", "--max-new-tokens", str(max_new_tokens)]
     if model_dir.endswith(".gguf"):
         cmd += ["--engine", "llamacpp"]
     if defaults:
         return cmd
-    cmd += ["--device", device, "--max-new-tokens", str(max_new_tokens),
+    cmd += ["--device", device,
             "--max-batch-size", str(max_batch_size), "--concurrency", "64",
             "--queue-size", "256", "--cache-size", "4096" if cache else "0"]
     return cmd + (["--cpu-threads", str(threads)] if threads else [])
