@@ -88,7 +88,13 @@ def test_on_a_phone_text_languages_and_translate_fit_the_first_screen(browser, u
 
 
 ENGLISH_WORDS = ["Translate", "Detected", "state:", "Last translation", "History", "Examples",
-                 "Advanced", "Text", "Document", "Status"]
+                 "Advanced", "Text", "Document", "Status", "Detect language", "Source term",
+                 "Target term", "Glossary terms", "With context", "plain translation prompt",
+                 "segments", "Done", "Could not", "Pair"]
+
+
+def english_leftovers(text: str) -> list[str]:
+    return [w for w in ENGLISH_WORDS if w in text]
 
 
 def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser, url):
@@ -102,12 +108,47 @@ def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser
     assert "检测到" in page.locator("#detected-lang").inner_text()
     assert "状态" in page.locator("#status-line").inner_text()
     assert page.locator("#translate-btn").inner_text() == "翻译"
+    assert dropdown(page, "source-lang") == "自动检测"
+    for panel in ("模式与术语表", "历史记录"):  # opened: their contents are Chinese too
+        page.get_by_text(panel).first.click()
+    page.wait_for_function("() => document.querySelector('#history')?.innerText.includes('语言对')")
     visible = page.locator("body").inner_text()
-    for label in ("历史记录", "示例", "高级设置", "文本", "文档", "模式与术语表"):
+    for label in ("历史记录", "示例", "高级设置", "文本", "文档", "模式与术语表", "原文术语",
+                  "术语干预", "只有普通翻译提示词"):
         assert label in visible, label
-    leftovers = [w for w in ENGLISH_WORDS if w in visible.replace("Translation · 译文", "")]
-    assert leftovers == [], leftovers
+    assert english_leftovers(visible) == []
     page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
+
+
+def test_a_chinese_browser_reads_the_document_tab_and_glossary_errors_in_chinese(browser, url,
+                                                                                 tmp_path):
+    """The Document tab's progress and "Done" lines and the glossary's error were English in a
+    Chinese page."""
+    page = open_page(browser, url, locale="zh-CN")
+    source = tmp_path / "notes.md"
+    source.write_text("# 你好\n\n谢谢你的帮助。\n\n我们明天见。\n", encoding="utf-8")
+    page.get_by_role("tab", name="文档").click()
+    page.wait_for_selector("#doc-status", state="attached")
+    page.evaluate("""() => { window.__doc = [];
+      new MutationObserver(() => window.__doc.push(document.querySelector('#doc-status').innerText))
+        .observe(document.querySelector('#doc-status'),
+                 {subtree: true, childList: true, characterData: true}); }""")
+    page.locator("#doc-upload input[type=file]").set_input_files(str(source))
+    page.locator("#doc-upload").get_by_text("notes.md").wait_for()
+    page.locator("#doc-translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#doc-status').innerText"
+                           ".includes('完成')", timeout=30_000)
+    seen = [t for t in page.evaluate("window.__doc") if t.strip()]
+    assert all(english_leftovers(t) == [] for t in seen), seen
+    page.get_by_role("tab", name="文本").click()
+    page.get_by_text("模式与术语表").first.click()
+    bad = tmp_path / "terms.csv"
+    bad.write_bytes(b"\xff\xfe\x00 not text")
+    page.locator("#glossary-file input[type=file]").set_input_files(str(bad))
+    toast = page.locator(".toast-body").first
+    toast.wait_for()
+    assert "无法读取术语表" in toast.inner_text()
+    assert english_leftovers(toast.inner_text()) == []
 
 
 def test_swap_exchanges_the_languages_and_the_texts(browser, url):
