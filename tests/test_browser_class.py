@@ -22,6 +22,8 @@ from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
+from hunyuan_webui.web.ui_layout import language_choices
+from hunyuan_webui.web.ui_text import LABELS
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 OUTPUT = "document.querySelector('#output-box textarea').value"
@@ -215,6 +217,50 @@ def test_a_shared_link_restores_the_pair_and_the_text(browser, url):
                             " === 'Good morning.'")
     assert dropdown(other, "source-lang") == "English · 英语 · English"
     assert dropdown(other, "target-lang") == "Japanese · 日语 · 日本語"
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_a_right_to_left_translation_keeps_its_label_clear_of_the_copy_button(browser, url,
+                                                                               width):
+    """In a right-to-left output box the label "Translation" slid under the Copy icon."""
+    page = open_page(browser, url, width=width, height=900, mobile=width < 640)
+    pick(page, "target-lang", "Uyghur · 维吾尔语 · ئۇيغۇرچە")
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    page.locator("#input-box textarea").fill("谢谢。")
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=30_000)
+    assert page.locator("#output-box textarea").get_attribute("dir") == "rtl"
+    label = page.locator("#output-box [data-testid=block-info]").bounding_box()
+    copy = page.locator("#output-box button[aria-label=Copy]").bounding_box()
+    apart = (label["x"] + label["width"] <= copy["x"] or copy["x"] + copy["width"] <= label["x"]
+             or label["y"] + label["height"] <= copy["y"]
+             or copy["y"] + copy["height"] <= label["y"])
+    assert apart, (label, copy)
+
+
+MEASURE_LABELS = """(labels) => {
+  const input = document.querySelector('#source-lang input');
+  const style = getComputedStyle(input);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = style.font;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return labels.filter((l) => ctx.measureText(l).width > room);
+}"""
+CLIPPED = "(id) => { const e = document.querySelector(`#${id} input`); " \
+          "return e.scrollWidth > e.clientWidth; }"
+
+
+def test_on_a_phone_the_language_pickers_show_their_whole_label(browser, url):
+    """On a 390 px phone the pickers sat side by side, 70 px each: "Detect language · 自动检测"
+    read "Detect la"."""
+    page = open_page(browser, url, width=390, height=844, mobile=True)
+    labels = [label for label, _ in language_choices(False)]
+    labels += [LABELS[lang]["detect"] for lang in LABELS]
+    assert page.evaluate(MEASURE_LABELS, labels) == []
+    assert not page.evaluate(CLIPPED, "source-lang") and not page.evaluate(CLIPPED, "target-lang")
+    pick(page, "target-lang", "Traditional Chinese · 繁体中文 · 繁體中文")
+    pick(page, "source-lang", "Indonesian · 印尼语 · Bahasa Indonesia")
+    assert not page.evaluate(CLIPPED, "source-lang") and not page.evaluate(CLIPPED, "target-lang")
 
 
 def test_a_long_paste_is_translated_in_parts_not_cut(browser, url):

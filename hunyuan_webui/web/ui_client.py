@@ -56,9 +56,9 @@ CSS = """
 #lang-row > * { min-width: 0 !important; }
 #swap-btn { flex: 0 0 auto !important; min-width: 2.75rem !important; width: 2.75rem;
             padding: 0 !important; align-self: end; height: 2.6rem; }
-/* Right-to-left output: keep the label on the left and clear of the Copy button. */
-#output-box[dir=rtl] label > span:first-child, #output-box label[dir=rtl] > span:first-child {
-  padding-inline-end: 2.5rem; }
+/* Right-to-left output: only the text runs right to left (the textarea has its own dir). The
+   whole block used to, and its label slid under the Copy button in the top right corner. */
+#output-box[dir=rtl] { direction: ltr; }
 #output-box .icon-button-wrapper { z-index: 2; }
 #romanized { font-size: 0.95rem; }
 @media (max-width: 640px) {
@@ -66,6 +66,12 @@ CSS = """
   #app-header h1 { font-size: 1.25rem; margin: 0; }
   #input-box textarea, #output-box textarea { min-height: 7rem; }
   #action-row button { min-width: 0 !important; }
+  /* The pickers one above the other, the width of the screen, Swap between them: side by
+     side, each had 70 px and cut "Detect language" to "Detect la". */
+  #lang-row { display: grid !important; grid-template-columns: minmax(0, 1fr);
+              gap: 0.25rem !important; }
+  #swap-btn { justify-self: center; align-self: center !important; height: 2.25rem;
+              transform: rotate(90deg); }
   .gradio-container { padding-top: 0.25rem !important; }
 }
 """
