@@ -15,6 +15,7 @@ import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
@@ -217,6 +218,47 @@ def test_a_shared_link_restores_the_pair_and_the_text(browser, url):
                             " === 'Good morning.'")
     assert dropdown(other, "source-lang") == "English · 英语 · English"
     assert dropdown(other, "target-lang") == "Japanese · 日语 · 日本語"
+
+
+def test_a_shared_link_with_text_translates_it_once_the_model_is_ready(browser, url):
+    """A shared link restored the pair and the text, and the student still had to press
+    Translate. A link without text, or the plain page, translates nothing."""
+    page = open_page(browser, url + "/?sl=zh&tl=en&text=" + quote("谢谢你的帮助。"))
+    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
+    for bare in ("/?sl=zh&tl=en", "/"):
+        other = open_page(browser, url + bare)
+        other.locator("#input-box textarea").fill("谢谢你的帮助。")
+        other.wait_for_timeout(1500)
+        assert other.locator("#output-box textarea").input_value() == ""
+
+
+def test_after_a_keyboard_choice_focus_stays_on_the_language_picker(browser, url):
+    """Gradio's dropdown blurred itself after a choice: focus fell to the page body and Tab
+    started again from the top of the page."""
+    page = open_page(browser, url)
+    page.locator("#source-lang input").focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Japanese")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#source-lang input').value"
+                           ".startsWith('Japanese')")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.activeElement === document.querySelector('#source-lang input')")
+    assert page.locator("[data-testid=dropdown-option]").filter(visible=True).count() == 0
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "swap-btn"
+    assert dropdown(page, "source-lang") == "Japanese · 日语 · 日本語"
+    page.locator("#target-lang input").focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("French")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#target-lang input').value"
+                           ".startsWith('French')")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.activeElement === document.querySelector('#target-lang input')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement !== document.body && "
+                         "!document.querySelector('#target-lang').contains(document.activeElement)")
 
 
 @pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
