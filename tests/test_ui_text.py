@@ -61,6 +61,19 @@ def test_pinyin_under_chinese_and_nothing_for_other_scripts():
     assert romanize.romanize("Danke.", "de") is None
 
 
+def test_cyrillic_and_uyghur_are_read_letter_for_letter():
+    """Only Chinese had a reading; Cyrillic and Uyghur (which writes every vowel) read
+    faithfully letter for letter."""
+    assert romanize.romanize("Спасибо за помощь.", "ru") == "Spasibo za pomoshch'."
+    assert romanize.romanize("Дякую за допомогу.", "uk") == "Dyakuyu za dopomogu."
+    assert romanize.romanize("Рақмет сізге.", "kk") == "Raqmet sizge."
+    assert romanize.romanize("Баярлалаа.", "mn") == "Bayarlalaa."
+    assert romanize.romanize("رەھمەت", "ug") == "rehmet"
+    # Scripts whose letters leave the vowels out, or kanji read as Chinese: no reading.
+    for text, code in [("شكرا لك", "ar"), ("תודה רבה", "he"), ("東京", "ja"), ("감사합니다", "ko")]:
+        assert romanize.romanize(text, code) is None
+
+
 def test_the_notebook_shows_the_lan_address_when_serving_the_network(monkeypatch):
     monkeypatch.setattr(notebook, "lan_ip", lambda: "192.168.1.20")
     monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
