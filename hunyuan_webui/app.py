@@ -32,6 +32,7 @@ from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
+from hunyuan_webui.web.compression import PageCompression
 from hunyuan_webui.web.gatekeeper import Gatekeeper
 from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
 from hunyuan_webui.web.ui_client import CSS, HEAD, THEME
@@ -69,6 +70,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
         # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
         show_error=False, max_file_size=settings.max_file_bytes,
     )
+    app.add_middleware(PageCompression)  # outermost: it sees the page as it leaves
     app.state.translator = translator
     return app
 

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
@@ -22,6 +23,8 @@ from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
+from hunyuan_webui.web.ui_layout import language_choices
+from hunyuan_webui.web.ui_text import LABELS
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 OUTPUT = "document.querySelector('#output-box textarea').value"
@@ -88,7 +91,13 @@ def test_on_a_phone_text_languages_and_translate_fit_the_first_screen(browser, u
 
 
 ENGLISH_WORDS = ["Translate", "Detected", "state:", "Last translation", "History", "Examples",
-                 "Advanced", "Text", "Document", "Status"]
+                 "Advanced", "Text", "Document", "Status", "Detect language", "Source term",
+                 "Target term", "Glossary terms", "With context", "plain translation prompt",
+                 "segments", "Done", "Could not", "Pair"]
+
+
+def english_leftovers(text: str) -> list[str]:
+    return [w for w in ENGLISH_WORDS if w in text]
 
 
 def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser, url):
@@ -102,12 +111,47 @@ def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser
     assert "检测到" in page.locator("#detected-lang").inner_text()
     assert "状态" in page.locator("#status-line").inner_text()
     assert page.locator("#translate-btn").inner_text() == "翻译"
+    assert dropdown(page, "source-lang") == "自动检测"
+    for panel in ("模式与术语表", "历史记录"):  # opened: their contents are Chinese too
+        page.get_by_text(panel).first.click()
+    page.wait_for_function("() => document.querySelector('#history')?.innerText.includes('语言对')")
     visible = page.locator("body").inner_text()
-    for label in ("历史记录", "示例", "高级设置", "文本", "文档", "模式与术语表"):
+    for label in ("历史记录", "示例", "高级设置", "文本", "文档", "模式与术语表", "原文术语",
+                  "术语干预", "只有普通翻译提示词"):
         assert label in visible, label
-    leftovers = [w for w in ENGLISH_WORDS if w in visible.replace("Translation · 译文", "")]
-    assert leftovers == [], leftovers
+    assert english_leftovers(visible) == []
     page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
+
+
+def test_a_chinese_browser_reads_the_document_tab_and_glossary_errors_in_chinese(browser, url,
+                                                                                 tmp_path):
+    """The Document tab's progress and "Done" lines and the glossary's error were English in a
+    Chinese page."""
+    page = open_page(browser, url, locale="zh-CN")
+    source = tmp_path / "notes.md"
+    source.write_text("# 你好\n\n谢谢你的帮助。\n\n我们明天见。\n", encoding="utf-8")
+    page.get_by_role("tab", name="文档").click()
+    page.wait_for_selector("#doc-status", state="attached")
+    page.evaluate("""() => { window.__doc = [];
+      new MutationObserver(() => window.__doc.push(document.querySelector('#doc-status').innerText))
+        .observe(document.querySelector('#doc-status'),
+                 {subtree: true, childList: true, characterData: true}); }""")
+    page.locator("#doc-upload input[type=file]").set_input_files(str(source))
+    page.locator("#doc-upload").get_by_text("notes.md").wait_for()
+    page.locator("#doc-translate-btn").click()
+    page.wait_for_function("() => document.querySelector('#doc-status').innerText"
+                           ".includes('完成')", timeout=30_000)
+    seen = [t for t in page.evaluate("window.__doc") if t.strip()]
+    assert all(english_leftovers(t) == [] for t in seen), seen
+    page.get_by_role("tab", name="文本").click()
+    page.get_by_text("模式与术语表").first.click()
+    bad = tmp_path / "terms.csv"
+    bad.write_bytes(b"\xff\xfe\x00 not text")
+    page.locator("#glossary-file input[type=file]").set_input_files(str(bad))
+    toast = page.locator(".toast-body").first
+    toast.wait_for()
+    assert "无法读取术语表" in toast.inner_text()
+    assert english_leftovers(toast.inner_text()) == []
 
 
 def test_swap_exchanges_the_languages_and_the_texts(browser, url):
@@ -174,6 +218,91 @@ def test_a_shared_link_restores_the_pair_and_the_text(browser, url):
                             " === 'Good morning.'")
     assert dropdown(other, "source-lang") == "English · 英语 · English"
     assert dropdown(other, "target-lang") == "Japanese · 日语 · 日本語"
+
+
+def test_a_shared_link_with_text_translates_it_once_the_model_is_ready(browser, url):
+    """A shared link restored the pair and the text, and the student still had to press
+    Translate. A link without text, or the plain page, translates nothing."""
+    page = open_page(browser, url + "/?sl=zh&tl=en&text=" + quote("谢谢你的帮助。"))
+    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
+    for bare in ("/?sl=zh&tl=en", "/"):
+        other = open_page(browser, url + bare)
+        other.locator("#input-box textarea").fill("谢谢你的帮助。")
+        other.wait_for_timeout(1500)
+        assert other.locator("#output-box textarea").input_value() == ""
+
+
+def test_after_a_keyboard_choice_focus_stays_on_the_language_picker(browser, url):
+    """Gradio's dropdown blurred itself after a choice: focus fell to the page body and Tab
+    started again from the top of the page."""
+    page = open_page(browser, url)
+    page.locator("#source-lang input").focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Japanese")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#source-lang input').value"
+                           ".startsWith('Japanese')")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.activeElement === document.querySelector('#source-lang input')")
+    assert page.locator("[data-testid=dropdown-option]").filter(visible=True).count() == 0
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "swap-btn"
+    assert dropdown(page, "source-lang") == "Japanese · 日语 · 日本語"
+    page.locator("#target-lang input").focus()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("French")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#target-lang input').value"
+                           ".startsWith('French')")
+    page.wait_for_timeout(200)
+    assert page.evaluate("document.activeElement === document.querySelector('#target-lang input')")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement !== document.body && "
+                         "!document.querySelector('#target-lang').contains(document.activeElement)")
+
+
+@pytest.mark.parametrize("width", [1280, 390], ids=["desktop", "phone"])
+def test_a_right_to_left_translation_keeps_its_label_clear_of_the_copy_button(browser, url,
+                                                                               width):
+    """In a right-to-left output box the label "Translation" slid under the Copy icon."""
+    page = open_page(browser, url, width=width, height=900, mobile=width < 640)
+    pick(page, "target-lang", "Uyghur · 维吾尔语 · ئۇيغۇرچە")
+    pick(page, "source-lang", "Chinese · 中文 · 简体中文")
+    page.locator("#input-box textarea").fill("谢谢。")
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=30_000)
+    assert page.locator("#output-box textarea").get_attribute("dir") == "rtl"
+    label = page.locator("#output-box [data-testid=block-info]").bounding_box()
+    copy = page.locator("#output-box button[aria-label=Copy]").bounding_box()
+    apart = (label["x"] + label["width"] <= copy["x"] or copy["x"] + copy["width"] <= label["x"]
+             or label["y"] + label["height"] <= copy["y"]
+             or copy["y"] + copy["height"] <= label["y"])
+    assert apart, (label, copy)
+
+
+MEASURE_LABELS = """(labels) => {
+  const input = document.querySelector('#source-lang input');
+  const style = getComputedStyle(input);
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = style.font;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return labels.filter((l) => ctx.measureText(l).width > room);
+}"""
+CLIPPED = "(id) => { const e = document.querySelector(`#${id} input`); " \
+          "return e.scrollWidth > e.clientWidth; }"
+
+
+def test_on_a_phone_the_language_pickers_show_their_whole_label(browser, url):
+    """On a 390 px phone the pickers sat side by side, 70 px each: "Detect language · 自动检测"
+    read "Detect la"."""
+    page = open_page(browser, url, width=390, height=844, mobile=True)
+    labels = [label for label, _ in language_choices(False)]
+    labels += [LABELS[lang]["detect"] for lang in LABELS]
+    assert page.evaluate(MEASURE_LABELS, labels) == []
+    assert not page.evaluate(CLIPPED, "source-lang") and not page.evaluate(CLIPPED, "target-lang")
+    pick(page, "target-lang", "Traditional Chinese · 繁体中文 · 繁體中文")
+    pick(page, "source-lang", "Indonesian · 印尼语 · Bahasa Indonesia")
+    assert not page.evaluate(CLIPPED, "source-lang") and not page.evaluate(CLIPPED, "target-lang")
 
 
 def test_a_long_paste_is_translated_in_parts_not_cut(browser, url):

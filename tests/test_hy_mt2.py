@@ -206,26 +206,44 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     import asyncio
 
     from hunyuan_webui.web.ui import TranslatorUI
-    from hunyuan_webui.web.ui_layout import _modes_markdown
+    from hunyuan_webui.web.ui_layout import MODES_SHOWN, _mode_label, _modes_markdown
 
     translator, rec = make(engine, demo_settings, "tencent/Hunyuan-MT-7B")
     ui = TranslatorUI(translator)
-    assert _modes_markdown(translator.spec) == ("**demo-model** has only the plain translation prompt: "
-                                   "the other modes use it, with a notice saying what was left "
-                                   "out.")
+    assert read(_modes_markdown(translator.spec)) == (
+        "**demo-model** has only the plain translation prompt: the other modes use it, with a "
+        "notice saying what was left out.")
     out = asyncio.run(_last(ui.translate(
         "谢谢。", "zh", "en", True, 0.7, 0.6, 20, 1.05, 0, "style", "", "formal", "", "",
         None, False, False, [], progress=lambda *a, **k: None)))
     assert out[0] == "Thank you."
     assert "This model has no style prompt (Hy-MT2 has): the style was not used." in out[2]
-    assert _modes_markdown(make(engine, demo_settings)[0].spec) == (
-        "**demo-model** has prompts for: Glossary terms, With context / background, In a style, "
-        "Your instructions, Structured data (JSON, XML…). The other modes use its plain prompt, "
-        "with a notice.")
+    spec = make(engine, demo_settings)[0].spec
+    assert read(_modes_markdown(spec)) == (
+        "**demo-model** has prompts of its own for the modes marked ✓; the others use its plain "
+        "translation prompt, with a notice saying what was left out.")
+    marked = [m for m in MODES_SHOWN if read(_mode_label(m, spec)).endswith("✓")]
+    assert marked == ["terminology", "context", "style", "instructions", "structured"]
+    assert read(_mode_label("style", spec), "zh") == "指定风格 ✓"
+
+
+def read(value: str, lang: str = "en") -> str:
+    """A page string as the browser shows it: Gradio replaces its one i18n key."""
+    import json
+
+    from hunyuan_webui.web.ui_text import LABELS
+
+    if "__i18n__" not in value:
+        return value
+    head, rest = value.split("__i18n__", 1)
+    end = rest.index("}") + 1
+    return head + LABELS[lang][json.loads(rest[:end])["key"]] + rest[end:]
 
 
 def test_every_mode_has_a_label_on_the_page():
     from hunyuan_webui.modes import MODES
-    from hunyuan_webui.web.ui_layout import MODE_LABELS
+    from hunyuan_webui.web.ui_layout import MODES_SHOWN
+    from hunyuan_webui.web.ui_text import LABELS
 
-    assert set(MODE_LABELS) == set(MODES)
+    assert set(MODES_SHOWN) == set(MODES)
+    assert all(f"mode_{m}" in LABELS[lang] for m in MODES for lang in LABELS)

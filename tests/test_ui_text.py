@@ -61,6 +61,19 @@ def test_pinyin_under_chinese_and_nothing_for_other_scripts():
     assert romanize.romanize("Danke.", "de") is None
 
 
+def test_cyrillic_and_uyghur_are_read_letter_for_letter():
+    """Only Chinese had a reading; Cyrillic and Uyghur (which writes every vowel) read
+    faithfully letter for letter."""
+    assert romanize.romanize("Спасибо за помощь.", "ru") == "Spasibo za pomoshch'."
+    assert romanize.romanize("Дякую за допомогу.", "uk") == "Dyakuyu za dopomogu."
+    assert romanize.romanize("Рақмет сізге.", "kk") == "Raqmet sizge."
+    assert romanize.romanize("Баярлалаа.", "mn") == "Bayarlalaa."
+    assert romanize.romanize("رەھمەت", "ug") == "rehmet"
+    # Scripts whose letters leave the vowels out, or kanji read as Chinese: no reading.
+    for text, code in [("شكرا لك", "ar"), ("תודה רבה", "he"), ("東京", "ja"), ("감사합니다", "ko")]:
+        assert romanize.romanize(text, code) is None
+
+
 def test_the_notebook_shows_the_lan_address_when_serving_the_network(monkeypatch):
     monkeypatch.setattr(notebook, "lan_ip", lambda: "192.168.1.20")
     monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
@@ -77,3 +90,17 @@ def test_under_jupyterhub_the_link_is_the_hub_proxy(monkeypatch):
     assert root == "/user/ana/proxy/7860"
     assert notebook.addresses("127.0.0.1", 7860, root).best == (
         "https://hub.school.example/user/ana/proxy/7860/")
+
+
+def test_the_tables_headers_and_the_document_lines_follow_the_ui_language():
+    """A Chinese page showed "Source term", "Done: 3 distinct segments translated" and
+    "Could not read the glossary" in English."""
+    from hunyuan_webui.web.ui_report import glossary_table, history_rows
+
+    assert history_rows([["你好", "Hello", "zh → en", "zh", "en"]], "zh") == {
+        "headers": ["原文", "译文", "语言对"], "data": [["你好", "Hello", "zh → en"]]}
+    assert glossary_table(None, "zh") == {"headers": ["原文术语", "译文术语"], "data": [["", ""]]}
+    assert glossary_table([["a", "b"]])["headers"] == ["Source term", "Target term"]
+    assert say("zh", "doc_done", n=3, filename="notes.zh.md") == "完成：已翻译 3 个不同的片段 → notes.zh.md"
+    assert say("zh", "glossary_unreadable", reason=say("zh", "not_utf8")) == \
+        "无法读取术语表：文件不是 UTF-8 文本"

@@ -33,6 +33,7 @@ from hunyuan_webui.web.ui_parts import split_parts
 from hunyuan_webui.web.ui_report import (
     detection_markdown,
     extras_markdown,
+    glossary_table,
     history_rows,
     last_run_markdown,
     romanized_markdown,
@@ -138,7 +139,7 @@ class TranslatorUI(FileListeners):
             history.insert(0, [text, done, pair, first.source_lang, target])
         history = history[:HISTORY_LIMIT]
         return (done, detection_markdown(first, source, lang),
-                last_run_markdown(result, lang, parts), history, history_rows(history),
+                last_run_markdown(result, lang, parts), history, history_rows(history, lang),
                 extras_markdown(result, show_candidates, lang),
                 first.source_lang if first.detection else "",
                 romanized_markdown(done, target, romanize))
@@ -231,6 +232,18 @@ class TranslatorUI(FileListeners):
         except TranslatorError:
             rtl = False
         return gr.update(rtl=rtl, text_align="right" if rtl else "left")
+
+    @staticmethod
+    def tables(history: list[list[str]] | None, visitor: gr.Request | None = None
+               ) -> tuple[Any, Any]:
+        """On load: the history from the browser's storage, and both tables' headers in the
+        visitor's UI language."""
+        lang = ui_lang(visitor)
+        return history_rows(history, lang), glossary_table(None, lang)
+
+    @staticmethod
+    def clear_history(visitor: gr.Request | None = None) -> tuple[Any, Any]:
+        return [], history_rows([], ui_lang(visitor))
 
     @staticmethod
     def restore(history: list[list[str]] | None, evt: gr.SelectData) -> tuple[Any, ...]:

@@ -56,9 +56,9 @@ CSS = """
 #lang-row > * { min-width: 0 !important; }
 #swap-btn { flex: 0 0 auto !important; min-width: 2.75rem !important; width: 2.75rem;
             padding: 0 !important; align-self: end; height: 2.6rem; }
-/* Right-to-left output: keep the label on the left and clear of the Copy button. */
-#output-box[dir=rtl] label > span:first-child, #output-box label[dir=rtl] > span:first-child {
-  padding-inline-end: 2.5rem; }
+/* Right-to-left output: only the text runs right to left (the textarea has its own dir). The
+   whole block used to, and its label slid under the Copy button in the top right corner. */
+#output-box[dir=rtl] { direction: ltr; }
 #output-box .icon-button-wrapper { z-index: 2; }
 #romanized { font-size: 0.95rem; }
 @media (max-width: 640px) {
@@ -66,6 +66,12 @@ CSS = """
   #app-header h1 { font-size: 1.25rem; margin: 0; }
   #input-box textarea, #output-box textarea { min-height: 7rem; }
   #action-row button { min-width: 0 !important; }
+  /* The pickers one above the other, the width of the screen, Swap between them: side by
+     side, each had 70 px and cut "Detect language" to "Detect la". */
+  #lang-row { display: grid !important; grid-template-columns: minmax(0, 1fr);
+              gap: 0.25rem !important; }
+  #swap-btn { justify-self: center; align-self: center !important; height: 2.25rem;
+              transform: rotate(90deg); }
   .gradio-container { padding-top: 0.25rem !important; }
 }
 """
@@ -82,6 +88,26 @@ document.addEventListener('keydown', (e) => {
     if (button) { e.preventDefault(); button.click(); }
   }
 });
+// Gradio's dropdown blurs its input once a choice is made, and keyboard focus fell to the page
+// body: Tab then started again from the top. After a choice made with Enter, focus returns to
+// the picker (its list closed, as Escape leaves it), so Tab goes on to the next control.
+let hymtPicked = null;
+document.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && e.target.matches?.('input[role=combobox]')) {
+    hymtPicked = {input: e.target, at: performance.now()};
+  }
+}, true);
+document.addEventListener('focusout', (e) => {
+  const picked = hymtPicked;
+  if (!picked || e.target !== picked.input || e.relatedTarget
+      || performance.now() - picked.at > 1000) return;
+  hymtPicked = null;
+  setTimeout(() => {
+    if (document.activeElement && document.activeElement !== document.body) return;
+    picked.input.focus();
+    picked.input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+  }, 0);
+}, true);
 // Two Gradio quirks axe-core reports as serious: an empty file box labelled without a role, and
 // an upload button whose label does not contain its visible text. Patched as they appear.
 let hymtA11yQueued = false;
@@ -110,6 +136,19 @@ window.hymt = {
     const primary = lower.split('-')[0];
     return this.codes.includes(primary) ? primary : null;
   },
+  // A shared link with text translates it once, as soon as Translate is enabled (the model is
+  // ready); only for that text, and for a few minutes at most.
+  translateWhenReady(text) {
+    const until = performance.now() + 300000;
+    const tick = () => {
+      const button = document.querySelector('#translate-btn');
+      const box = document.querySelector('#input-box textarea');
+      if (button && !button.disabled && box && box.value === text) { button.click(); return; }
+      if (box && box.value !== text && box.value !== '') return;  // the visitor changed it
+      if (performance.now() < until) setTimeout(tick, 250);
+    };
+    setTimeout(tick, 250);
+  },
   count(text, limit, parts) {
     const n = [...(text || '')].length;
     const fmt = (x) => x.toLocaleString('en-US');
@@ -137,8 +176,9 @@ START_JS = """(source, target, text) => {
     tl = mine === sl ? (mine === 'en' ? 'zh' : 'en') : mine;
   }
   const shared = p.get('text');
+  if (shared && shared.trim() && [...shared].length <= __MAX__) h.translateWhenReady(shared);
   return [sl, tl, shared === null ? text : shared];
-}"""
+}""".replace("__MAX__", str(SHARE_TEXT_MAX))
 
 SHARE_JS = """(source, target, text) => {
   const url = new URL(window.location.href);

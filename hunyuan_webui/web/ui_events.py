@@ -15,10 +15,13 @@ import gradio as gr
 
 from hunyuan_webui.web.ui import STATUS_POLL_S
 from hunyuan_webui.web.ui_client import SHARE_JS, START_JS, count_js, count_text
-from hunyuan_webui.web.ui_report import history_rows
 
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
+# Private but queued: the page shows a queued event's gr.Error as a message, while an unqueued
+# one's (answered with a 500) is dropped without a word. For the listeners whose refusals a
+# visitor must read (a glossary that is not UTF-8, an empty history, a foreign file).
+SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
 
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
@@ -42,7 +45,7 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     timer = gr.Timer(STATUS_POLL_S)
     status_outputs = [page.status, page.translate_btn, page.retranslate_btn, timer]
     demo.load(ui.status, None, status_outputs, **PRIVATE)
-    demo.load(history_rows, page.history, page.table, **PRIVATE)
+    demo.load(ui.tables, page.history, [page.table, page.glossary], **PRIVATE)
     timer.tick(ui.status, None, status_outputs, **PRIVATE)
     page.status_outputs = status_outputs
 
@@ -86,19 +89,19 @@ def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, A
 def _wire_panels(ui: Any, page: SimpleNamespace) -> None:
     page.table.select(ui.restore, page.history,
                       [page.text, page.output, page.source, page.target], **PRIVATE)
-    page.history_clear.click(lambda: ([], []), None, [page.history, page.table], **PRIVATE)
-    page.history_export.click(ui.export_history, page.history, page.history_file, **PRIVATE)
+    page.history_clear.click(ui.clear_history, None, [page.history, page.table], **PRIVATE)
+    page.history_export.click(ui.export_history, page.history, page.history_file, **SPEAKING)
     # Each mode shows its own inputs.
     mode_inputs = {"context": page.context, "ensemble": page.show_candidates,
                    "style": page.style, "instructions": page.instructions,
                    "structured": page.data_format}
     page.mode.change(lambda m: tuple(gr.update(visible=m == name) for name in mode_inputs),
                      page.mode, list(mode_inputs.values()), **PRIVATE)
-    page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **PRIVATE)
+    page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **SPEAKING)
 
 
 def _wire_documents(ui: Any, page: SimpleNamespace, model: dict[str, Any]) -> None:
-    page.upload.change(ui.document_columns, page.upload, page.columns, **PRIVATE)
+    page.upload.change(ui.document_columns, page.upload, page.columns, **SPEAKING)
     doc_run = page.doc_btn.click(
         ui.translate_document,
         [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary],

@@ -19,6 +19,7 @@ from hunyuan_webui import files, modes
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.web.access import AccessControl
+from hunyuan_webui.web.ui_report import glossary_table
 from hunyuan_webui.web.ui_text import say, ui_lang
 from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 
@@ -35,8 +36,9 @@ class FileListeners:
                            progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                            ) -> Iterator[tuple[Any, ...]]:
         """Translate an uploaded file; yields progress, then the translated file to download."""
+        lang = ui_lang(visitor)
         if not file:
-            raise gr.Error(say(ui_lang(visitor), "no_file"))
+            raise gr.Error(say(lang, "no_file"))
         path = self._uploaded(visitor, file)
         self._admit(visitor, "")  # one request now; its characters once the file is read
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
@@ -66,15 +68,17 @@ class FileListeners:
             while worker.is_alive():
                 worker.join(0.25)
                 if state["total"]:
-                    progress((state["done"], state["total"]), desc="Translating", unit="segments")
-                    yield gr.skip(), f"{state['done']} / {state['total']} segments"
+                    progress((state["done"], state["total"]), desc=say(lang, "translating"),
+                             unit=say(lang, "segments_unit"))
+                    yield gr.skip(), say(lang, "doc_progress", done=state["done"],
+                                         total=state["total"])
         finally:
             stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
         if "error" in box:
             raise box["error"]  # ui_errors makes it readable
         result = box["result"]
         out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
-        yield out, f"Done: {result.segments} distinct segments translated → {result.filename}"
+        yield out, say(lang, "doc_done", n=result.segments, filename=result.filename)
 
     def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """The CSV column picker shows the uploaded file's header."""
@@ -91,11 +95,12 @@ class FileListeners:
             text = self._uploaded(visitor, file).read_bytes().decode("utf-8-sig")
             rows = modes.parse_glossary(text)
         except (UnicodeDecodeError, TranslatorError) as exc:
-            message = exc.user_message if isinstance(exc, TranslatorError) else \
-                "it is not UTF-8 text"
-            raise gr.Error(f"Could not read the glossary: {message}",
+            lang = ui_lang(visitor)
+            reason = exc.user_message if isinstance(exc, TranslatorError) else \
+                say(lang, "not_utf8")
+            raise gr.Error(say(lang, "glossary_unreadable", reason=reason),
                            print_exception=False) from None
-        return [list(r) for r in rows] or [["", ""]]
+        return glossary_table([list(r) for r in rows], ui_lang(visitor))
 
     def export_history(self, history: list[list[str]] | None,
                        visitor: gr.Request | None = None) -> Any:

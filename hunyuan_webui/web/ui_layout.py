@@ -27,18 +27,10 @@ from hunyuan_webui.web.ui_events import wire
 from hunyuan_webui.web.ui_text import I18N as t
 from hunyuan_webui.web.visitor_files import VisitorFiles
 
-MODE_LABELS = {
-    "translate": "Translate · 翻译",
-    "terminology": "Glossary terms · 术语干预",
-    "context": "With context / background · 结合上下文",
-    "style": "In a style · 指定风格",
-    "instructions": "Your instructions · 个性化要求",
-    "structured": "Structured data (JSON, XML…) · 结构化数据",
-    "formatted": "Keep formatting · 保留格式",
-    "alternatives": "3 alternatives · 三种译法",
-    "ensemble": "Best quality (Chimera) · 集成",
-}
-DATA_FORMATS = [("Detect · 自动检测", ""), *((name, code) for code, name in FORMATS.items())]
+# Each mode's name in the visitor's UI language (ui_text's ``mode_*`` labels), in page order.
+MODES_SHOWN = ("translate", "terminology", "context", "style", "instructions", "structured",
+               "formatted", "alternatives", "ensemble")
+DATA_FORMATS = [(str(t("detect_format")), ""), *((name, code) for code, name in FORMATS.items())]
 # The history lives in the visitor's browser (localStorage). Gradio encrypts it with this key;
 # a fixed one keeps it readable after a server restart (it is the visitor's own data).
 HISTORY_KEY = "hymt-history"
@@ -62,7 +54,8 @@ EXAMPLES: list[list[str]] = [
 
 def language_choices(with_auto: bool) -> list[tuple[str, str]]:
     choices = [(lang.label, lang.code) for lang in languages.LANGUAGES]
-    return [("Detect language · 自动检测", languages.AUTO), *choices] if with_auto else choices
+    # "Detect language" in the visitor's UI language (Gradio translates a choice's i18n key).
+    return [(str(t("detect")), languages.AUTO), *choices] if with_auto else choices
 
 
 def build_ui(translator: Translator, banner: str = "", *, access: AccessControl | None = None,
@@ -170,11 +163,12 @@ def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOpti
 
 def _modes_panel(page: SimpleNamespace, translator: Translator) -> None:
     # Best quality needs Chimera loaded: offering it elsewhere only led to an error.
-    offered = [m for m in MODE_LABELS if m in modes.MODES
+    offered = [m for m in MODES_SHOWN if m in modes.MODES
                and (m != "ensemble" or translator.chimera is not None)]
     with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
         gr.Markdown(_modes_markdown(translator.spec), elem_id="model-modes")
-        page.mode = gr.Radio([(MODE_LABELS[m], m) for m in offered], value=TRANSLATE,
+        page.mode = gr.Radio([(_mode_label(m, translator.spec), m) for m in offered],
+                             value=TRANSLATE,
                              label=t("mode"), elem_id="mode")
         page.style = gr.Textbox(lines=1, label=t("style"), info=t("style_info"), visible=False,
                                 max_length=modes.MAX_STYLE_CHARS, elem_id="style-box")
@@ -188,24 +182,26 @@ def _modes_panel(page: SimpleNamespace, translator: Translator) -> None:
         page.show_candidates = gr.Checkbox(False, label=t("show_candidates"), visible=False,
                                            elem_id="show-candidates")
         with gr.Row():
-            page.glossary = gr.Dataframe(headers=["Source term", "Target term"],
+            page.glossary = gr.Dataframe(headers=["Source term · 原文术语", "Target term · 译文术语"],
                                          value=[["", ""]], column_count=(2, "fixed"),
                                          interactive=True, label=t("glossary"),
                                          elem_id="glossary", scale=3)
             page.glossary_file = gr.File(label=t("glossary_csv"), file_types=[".csv"],
-                                         type="filepath", scale=1)
+                                         type="filepath", scale=1, elem_id="glossary-file")
 
 
 def _modes_markdown(spec: Any) -> str:
-    """Which modes the loaded model has its own prompts for (the others fall back, with a notice)."""
-    own = [label.split(" · ")[0] for m, label in MODE_LABELS.items()
-           if m in spec.modes and m != TRANSLATE]
+    """Whether the loaded model has prompts of its own for some modes (marked ✓ by
+    :func:`_mode_label`); the others fall back to its plain prompt, with a notice."""
     name = html.escape(spec.id.rsplit("/", 1)[-1])
-    if not own:
-        return (f"**{name}** has only the plain translation prompt: the other modes use it, "
-                "with a notice saying what was left out.")
-    return (f"**{name}** has prompts for: {', '.join(own)}. The other modes use its plain "
-            "prompt, with a notice.")
+    own = any(m in spec.modes for m in MODES_SHOWN if m != TRANSLATE)
+    return f"**{name}** " + t("modes_own" if own else "modes_none")
+
+
+def _mode_label(mode: str, spec: Any) -> str:
+    """The mode's name in the visitor's UI language (Gradio translates one i18n key per string,
+    and keeps what surrounds it), marked ✓ where the model has a prompt of its own for it."""
+    return t(f"mode_{mode}") + (" ✓" if mode != TRANSLATE and mode in spec.modes else "")
 
 
 def _history_panel(page: SimpleNamespace) -> None:
@@ -213,6 +209,7 @@ def _history_panel(page: SimpleNamespace) -> None:
     # BrowserState neither reads nor writes the browser's storage.
     page.history = gr.BrowserState([], storage_key=HISTORY_KEY, secret=HISTORY_SECRET)
     with gr.Accordion(t("history"), open=False, elem_id="history-panel"):
+        # Headers in the visitor's UI language come with the rows (ui_report.history_rows).
         page.table = gr.Dataframe(headers=["Source · 原文", "Translation · 译文", "Pair · 语言对"],
                                   value=[], interactive=False, wrap=True, elem_id="history")
         with gr.Row():

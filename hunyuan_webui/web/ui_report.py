@@ -11,7 +11,7 @@ import html
 
 from hunyuan_webui import languages, romanize
 from hunyuan_webui.service import TranslationResult
-from hunyuan_webui.web.ui_text import language_name, say
+from hunyuan_webui.web.ui_text import headers, language_name, say
 
 LOW_CONFIDENCE = 0.5
 
@@ -79,6 +79,14 @@ def romanized_markdown(text: str, target: str, wanted: bool) -> str:
     return f"*{html.escape(reading)}*" if reading else ""
 
 
-def history_rows(history: list[list[str]] | None) -> list[list[str]]:
-    """What the history table shows of the stored rows (text, translation, pair, codes)."""
-    return [list(row[:3]) for row in history or []]
+def history_rows(history: list[list[str]] | None, lang: str = "en") -> dict[str, list]:
+    """What the history table shows of the stored rows (text, translation, pair, codes), under
+    headers in the visitor's UI language (Gradio does not translate a table's headers)."""
+    return {"headers": headers(lang, "history_source", "history_translation", "history_pair"),
+            "data": [list(row[:3]) for row in history or []]}
+
+
+def glossary_table(rows: list[list[str]] | None, lang: str = "en") -> dict[str, list]:
+    """The glossary table's rows (one empty row to type in when none) under translated headers."""
+    return {"headers": headers(lang, "glossary_source", "glossary_target"),
+            "data": rows or [["", ""]]}

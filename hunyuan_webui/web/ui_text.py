@@ -46,7 +46,16 @@ LABELS: dict[str, dict[str, str]] = {
         "style": "Style", "style_info": "In a few words, e.g. formal business English · 中国古代文言文",
         "instructions": "Your instructions, one per line",
         "instructions_info": "e.g. Keep people's names in the original · Use the polite form",
-        "data_format": "Data format",
+        "data_format": "Data format", "detect_format": "Detect",
+        "mode_translate": "Translate", "mode_terminology": "Glossary terms",
+        "mode_context": "With context / background", "mode_style": "In a style",
+        "mode_instructions": "Your instructions",
+        "mode_structured": "Structured data (JSON, XML…)", "mode_formatted": "Keep formatting",
+        "mode_alternatives": "3 alternatives", "mode_ensemble": "Best quality (Chimera)",
+        "modes_own": "has prompts of its own for the modes marked ✓; the others use its plain "
+                     "translation prompt, with a notice saying what was left out.",
+        "modes_none": "has only the plain translation prompt: the other modes use it, with a "
+                      "notice saying what was left out.",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
@@ -74,7 +83,14 @@ LABELS: dict[str, dict[str, str]] = {
         "show_candidates": "显示 Chimera 融合的候选译文",
         "style": "风格", "style_info": "简短描述，例如：正式商务英语 · 中国古代文言文",
         "instructions": "个性化要求（每行一条）", "instructions_info": "例如：人名保留原文 · 使用敬语",
-        "data_format": "数据格式",
+        "data_format": "数据格式", "detect_format": "自动检测",
+        "mode_translate": "翻译", "mode_terminology": "术语干预",
+        "mode_context": "结合上下文", "mode_style": "指定风格",
+        "mode_instructions": "个性化要求",
+        "mode_structured": "结构化数据（JSON、XML…）", "mode_formatted": "保留格式",
+        "mode_alternatives": "三种译法", "mode_ensemble": "最佳质量（Chimera 集成）",
+        "modes_own": "为标有 ✓ 的模式提供专用提示词；其他模式使用普通翻译提示词，并说明省略了什么。",
+        "modes_none": "只有普通翻译提示词：其他模式都使用它，并说明省略了什么。",
     },
 }
 
@@ -111,6 +127,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_file": "Choose a file first (.txt, .md, .srt, .docx or .csv).",
         "history_empty": "The history is empty.",
         "ensemble_unavailable": "“Best quality” is not available with this model.",
+        "segments_unit": "segments",
+        "doc_progress": "{done} / {total} segments",
+        "doc_done": "Done: {n} distinct segments translated → {filename}",
+        "glossary_unreadable": "Could not read the glossary: {reason}",
+        "not_utf8": "it is not UTF-8 text",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -141,6 +162,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "no_file": "请先选择文件（.txt、.md、.srt、.docx 或 .csv）。",
         "history_empty": "历史记录为空。",
         "ensemble_unavailable": "当前模型不支持“最佳质量”模式。",
+        "segments_unit": "个片段",
+        "doc_progress": "{done} / {total} 个片段",
+        "doc_done": "完成：已翻译 {n} 个不同的片段 → {filename}",
+        "glossary_unreadable": "无法读取术语表：{reason}",
+        "not_utf8": "文件不是 UTF-8 文本",
     },
 }
 
@@ -158,6 +184,12 @@ def ui_lang(request: Any) -> str:
 
 def say(lang: str, key: str, **values: Any) -> str:
     return MESSAGES.get(lang, MESSAGES["en"])[key].format(**values)
+
+
+def headers(lang: str, *keys: str) -> list[str]:
+    """Labels for a table's headers, which ``gr.I18n`` does not reach."""
+    table = LABELS.get(lang, LABELS["en"])
+    return [table[key] for key in keys]
 
 
 def state_name(lang: str, state: str) -> str:
