@@ -56,6 +56,27 @@ def test_visitors_do_not_read_server_flags():
     assert for_visitor(message).startswith("The text is 8,656 tokens long")
 
 
+def test_a_chinese_page_reads_the_common_refusals_in_chinese():
+    """A class's usual refusals (busy, too fast, too long, a restarting engine) came in English on
+    a Chinese page; an English page keeps the service's own message with its numbers."""
+    from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, RateLimitError
+    from hunyuan_webui.web.ui_errors import visitor_text
+
+    busy = BusyError(retry_after=2.4)
+    assert visitor_text(busy, "zh") == "全班都在翻译，翻译器正忙；请 3 秒后再试。"
+    assert visitor_text(busy, "en") == "The translator is busy; please try again in a moment."
+    limited = RateLimitError("Too many requests: 30 per minute for this key.", retry_after=12)
+    assert visitor_text(limited, "zh") == "短时间内翻译得太多了；请等 12 秒。"
+    assert visitor_text(limited, "en") == "Too many requests: 30 per minute for this key."
+    long = InputTooLongError("The text is 8,656 tokens long; the limit is 4,096. Split it into "
+                             "smaller parts (or raise --max-input-tokens).")
+    assert visitor_text(long, "zh") == "这段文本超出了服务器一次能翻译的长度，请分成几段。"
+    assert visitor_text(long, "en").startswith("The text is 8,656 tokens long; the limit is 4,096")
+    assert "--" not in visitor_text(long, "en")
+    assert visitor_text(EngineError("The engine process stopped (signal 9)."), "zh") == \
+        "翻译引擎出了问题，正在重启；请几秒后再试。"
+
+
 def test_pinyin_under_chinese_and_nothing_for_other_scripts():
     assert romanize.romanize("谢谢你的帮助。", "zh") == "xiè xiè nǐ de bāng zhù。"
     assert romanize.romanize("Danke.", "de") is None

@@ -18,13 +18,22 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import math
 import re
 from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.errors import ModelLoadError, NotReadyError, TranslatorError
+from hunyuan_webui.errors import (
+    BusyError,
+    EngineError,
+    InputTooLongError,
+    ModelLoadError,
+    NotReadyError,
+    RateLimitError,
+    TranslatorError,
+)
 from hunyuan_webui.web.ui_text import say, ui_lang
 
 log = logging.getLogger("hunyuan_webui.web.ui")
@@ -33,7 +42,11 @@ APOLOGY = say("en", "apology")
 # Errors a visitor reads in their own words (MESSAGES keys); others keep the service's message.
 PLAIN_WORDS: dict[type[TranslatorError], str] = {
     NotReadyError: "not_ready", ModelLoadError: "not_ready"}
-# The rate-limit and busy messages are already plain words, with numbers worth reading.
+# Errors whose service message is plain English already (with numbers worth reading): a visitor
+# whose page is in another language reads these words instead.
+TRANSLATED: dict[type[TranslatorError], str] = {
+    BusyError: "busy", RateLimitError: "rate_limited", InputTooLongError: "input_too_long",
+    EngineError: "engine_failed"}
 _OPERATOR_ADVICE = re.compile(r"\s*\([^()]*--[a-z][^()]*\)|[^.]*(--[a-z]|launch\.sh)[^.]*\.")
 
 
@@ -41,6 +54,17 @@ def for_visitor(message: str) -> str:
     """The message without the parts addressed to whoever runs the server."""
     plain = _OPERATOR_ADVICE.sub("", message).strip()
     return plain or message
+
+
+def visitor_text(exc: TranslatorError, lang: str) -> str:
+    """What a visitor whose page is in ``lang`` reads for ``exc``."""
+    tables = (PLAIN_WORDS,) if lang == "en" else (PLAIN_WORDS, TRANSLATED)
+    for table in tables:
+        for kind, key in table.items():
+            if isinstance(exc, kind):
+                seconds = math.ceil(getattr(exc, "retry_after", 0) or 0) or 2
+                return say(lang, key, seconds=seconds)
+    return for_visitor(exc.user_message)
 
 
 def _visitor_lang(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -58,10 +82,8 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
             exc.message = redact(str(exc.message))
             return exc
         if isinstance(exc, TranslatorError):
-            words = next((key for kind, key in PLAIN_WORDS.items() if isinstance(exc, kind)), None)
             log.info("the page's %s refused: %s", name, redact(exc.user_message))
-            text = say(lang, words) if words else for_visitor(exc.user_message)
-            return gr.Error(redact(text), print_exception=False)
+            return gr.Error(redact(visitor_text(exc, lang)), print_exception=False)
         log.error("the page's %s failed", name, exc_info=exc)
         return gr.Error(say(lang, "apology"), print_exception=False)
 

@@ -123,6 +123,12 @@ MESSAGES: dict[str, dict[str, str]] = {
                     "{limit:,} characters at a time: please split it.",
         "not_ready": "The model is not ready: it is loading, or restarting after a problem. Please try again in a few seconds.",
         "apology": "Something went wrong on the server; it has been logged. Please try again.",
+        "busy": "The translator is busy with the whole class; please try again in {seconds} s.",
+        "rate_limited": "That was a lot of translating in a short time; please wait {seconds} s.",
+        "input_too_long": "This text is longer than the server translates at once: please split "
+                          "it into smaller parts.",
+        "engine_failed": "The translation engine had a problem and is restarting; please try "
+                         "again in a few seconds.",
         "no_detect": "Could not tell which language this is: please choose the source language.",
         "no_file": "Choose a file first (.txt, .md, .srt, .docx or .csv).",
         "history_empty": "The history is empty.",
@@ -158,6 +164,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "too_long": "文本太长（{chars:,} 个字符）。本页一次最多翻译 {limit:,} 个字符，请分段。",
         "not_ready": "模型尚未就绪：正在加载，或出现问题后正在重启。请几秒后再试。",
         "apology": "服务器出错了，已记录在日志中。请再试一次。",
+        "busy": "全班都在翻译，翻译器正忙；请 {seconds} 秒后再试。",
+        "rate_limited": "短时间内翻译得太多了；请等 {seconds} 秒。",
+        "input_too_long": "这段文本超出了服务器一次能翻译的长度，请分成几段。",
+        "engine_failed": "翻译引擎出了问题，正在重启；请几秒后再试。",
         "no_detect": "无法判断文本的语言，请选择源语言。",
         "no_file": "请先选择文件（.txt、.md、.srt、.docx 或 .csv）。",
         "history_empty": "历史记录为空。",
