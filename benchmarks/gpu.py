@@ -356,6 +356,13 @@ class Run:
         self.save()
         return result if result["status"] == "ok" else None
 
+    def skip_after(self, failed: str, names: Sequence[str]) -> None:
+        """Record ``names`` as skipped because step ``failed`` did not succeed (its reason kept)."""
+        first = self.results["measurements"][failed]
+        for name in names:
+            self.record(name, {"status": "skipped",
+                               "reason": f"needs {failed} ({first['status']}: {first['reason']})"})
+
     def save(self) -> None:
         self.results["elapsed_s"] = round(self.budget.elapsed(), 3)
         self.out.parent.mkdir(parents=True, exist_ok=True)
@@ -409,8 +416,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     try:
         model_dir = build_step(run, model_dir, big)
         if model_dir is None:
-            for name in ("load", "single_stream", "batch16", "first_token", "int8", "int4"):
-                run.record(name, {"status": "skipped", "reason": "no checkpoint"})
+            run.skip_after("checkpoint", ("load", "probe", "single_stream", "batch16",
+                                          "first_token", "int8", "int4"))
             return run.results
         counts = checkpoint_params(model_dir)
         run.results["checkpoint"] = {"dir": str(model_dir), **counts}
@@ -460,8 +467,7 @@ def measure_float(run: Run, model_dir: Path, counts: dict[str, int],
         return info
 
     if run.step("load", LOAD_GUESS_S[big], load) is None:
-        for name in ("single_stream", "batch16", "first_token"):
-            run.record(name, {"status": "skipped", "reason": "the model did not load"})
+        run.skip_after("load", ("probe", "single_stream", "batch16", "first_token"))
         return
     engine: Engine = loaded["engine"]
     # A short probe sizes the later steps' estimates (and warms the decode path once more).
@@ -470,8 +476,7 @@ def measure_float(run: Run, model_dir: Path, counts: dict[str, int],
                                                          min(16, args.tokens), budget),
                                             min(16, args.tokens)))
     if probe is None:
-        for name in ("single_stream", "batch16", "first_token"):
-            run.record(name, {"status": "skipped", "reason": "the probe did not finish"})
+        run.skip_after("probe", ("single_stream", "batch16", "first_token"))
         return
     rate = probe["decode_tokens_per_s"] or RATE_GUESS
     weights = weight_bytes(counts["params"], loaded["dtype"])
