@@ -28,7 +28,6 @@ a saved run (e.g. one brought back from the GPU machine) without measuring anyth
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import importlib
 import importlib.util
@@ -39,11 +38,8 @@ import platform
 import shutil
 import statistics
 import sys
-import tempfile
-import threading
 import time
 import traceback
-import types
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -51,272 +47,34 @@ from typing import Any
 
 import torch
 
-from hunyuan_webui.engine import (
-    DecodingOptions,
-    Engine,
-    EngineState,
-    Stream,
-    close_engines,
-    get_engine,
+from benchmarks.gpu_measures import (
+    BATCH,
+    PROMPT_TOKENS,
+    Budget,
+    OutOfTime,
+    ceilings,
+    checkpoint_params,
+    copy_bandwidth,
+    import_without_httpx,
+    memory_now,
+    message,
+    open_engine,
+    pick_work_dir,
+    release_engines,
+    run_streams,
+    shape_bytes,
+    spec_bandwidth,
+    stream_numbers,
+    weight_bytes,
 )
-from hunyuan_webui.models import estimate_weight_gib
-from hunyuan_webui.prompts import translation_prompt
-from hunyuan_webui.settings import Settings
+from benchmarks.gpu_report import DOC_END, DOC_START, markdown
+from hunyuan_webui.engine import Engine
 
-DOC_START, DOC_END = "<!-- bench-gpu:start -->", "<!-- bench-gpu:end -->"
-# Share of the bandwidth ceiling single-stream bf16 decoding should reach (docs/PERFORMANCE.md).
-TARGET, GOAL = 0.6, 0.8
-# HBM bandwidth by GPU name (bytes/s): every substring must occur (case-insensitive); first match
-# wins, so the specific rows come first. "NVIDIA H100 80GB HBM3" is how the SXM part names itself.
-SPEC_BANDWIDTH: tuple[tuple[tuple[str, ...], float], ...] = (
-    (("H200",), 4.8e12),
-    (("H100", "PCIe"), 2.0e12),
-    (("H100", "SXM"), 3.35e12),
-    (("H100", "HBM3"), 3.35e12),
-    (("A100", "80GB"), 2.04e12),
-    (("A100", "40GB"), 1.56e12),
-    (("L40S",), 0.864e12),
-)
-BATCH = 16
-PROMPT_TOKENS = 500  # the first-token prompt
 FIRST_TOKEN_RUNS = 5
-COPY_REPEATS = 5
 # Prior guesses for steps nothing has been measured for yet (seconds), by whether the shape is 7B.
 BUILD_GUESS_S = {True: 150.0, False: 20.0}
 LOAD_GUESS_S = {True: 90.0, False: 15.0}
 RATE_GUESS = 20.0  # tokens/s, eager transformers on a 7B model
-
-SENTENCES = (
-    "The committee will publish its final report on the railway line next spring.",
-    "Please keep your luggage with you at all times while you are in the station.",
-    "Our small team has been working on this translation tool for almost two years.",
-    "If the weather is good tomorrow, we would like to visit the old castle.",
-    "The museum is open every day except Monday, from nine in the morning.",
-    "Thank you very much for your help with the move last weekend.",
-)
-
-
-class OutOfTime(Exception):
-    """The time budget ran out during a step."""
-
-
-# -- time and progress -------------------------------------------------------------------------
-class Budget:
-    """Seconds since the start, against ``--budget-s``."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.started = time.monotonic()
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    def left(self) -> float:
-        return self.seconds - self.elapsed()
-
-    def fits(self, estimate_s: float) -> bool:
-        return self.elapsed() + estimate_s <= self.seconds
-
-    def say(self, message: str) -> None:
-        print(f"[{self.elapsed():6.1f}s] {message}", file=sys.stderr, flush=True)
-
-
-# -- bandwidth ---------------------------------------------------------------------------------
-def spec_bandwidth(gpu_name: str) -> float | None:
-    """The spec-sheet HBM bandwidth of a GPU by its name (bytes/s); None when unknown."""
-    name = gpu_name.lower()
-    for parts, bandwidth in SPEC_BANDWIDTH:
-        if all(p.lower() in name for p in parts):
-            return bandwidth
-    return None
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def copy_bandwidth(device: torch.device, buffer_mb: int,
-                   repeats: int = COPY_REPEATS) -> dict[str, Any]:
-    """Device-to-device copy of one buffer: each copy reads and writes it (2x its bytes)."""
-    size = buffer_mb * 2**20
-    src = torch.ones(size, dtype=torch.uint8, device=device)
-    dst = torch.empty_like(src)
-    dst.copy_(src)  # first touch and kernel load, not timed
-    times = []
-    for _ in range(repeats):
-        _sync(device)
-        started = time.perf_counter()
-        dst.copy_(src)
-        _sync(device)
-        times.append(time.perf_counter() - started)
-    del src, dst
-    return {"buffer_bytes": size, "repeats": repeats,
-            "bytes_per_s": 2 * size / statistics.median(times),
-            "bytes_per_s_best": 2 * size / min(times)}
-
-
-# -- the checkpoint ----------------------------------------------------------------------------
-def _import_without_httpx(name: str) -> types.ModuleType:
-    """Import one of our benchmark modules on a machine without httpx.
-
-    ``benchmarks.peers`` and ``benchmarks.report`` (through ``benchmarks.clients``) import httpx at
-    the top for their HTTP clients, which building a checkpoint and writing a table never call. The
-    GPU machine may not have httpx and nothing can be installed there: where it is missing, an
-    empty placeholder stands in for the length of this import only."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != "httpx":
-            raise
-    before = sys.modules.get("httpx", _ABSENT)  # None where a test made httpx unimportable
-    sys.modules["httpx"] = types.ModuleType("httpx")
-    try:
-        return importlib.import_module(name)
-    finally:
-        if before is _ABSENT:
-            del sys.modules["httpx"]
-        else:
-            sys.modules["httpx"] = before  # type: ignore[assignment]
-
-
-_ABSENT = object()
-
-
-def checkpoint_params(model_dir: Path) -> dict[str, int]:
-    """Parameter counts from the safetensors headers (nothing is loaded): total and embedding."""
-    from safetensors import safe_open
-
-    total = embedding = 0
-    for path in sorted(model_dir.glob("*.safetensors")):
-        with safe_open(str(path), framework="pt") as f:
-            for key in f.keys():  # noqa: SIM118 - safe_open has keys(), not iteration
-                count = 1
-                for dim in f.get_slice(key).get_shape():
-                    count *= dim
-                total += count
-                if key.endswith("embed_tokens.weight"):
-                    embedding += count
-    return {"params": total, "embedding_params": embedding}
-
-
-def pick_work_dir(expected_bytes: int) -> Path:
-    """RAM (/dev/shm) when it holds the checkpoint twice over, else the temporary directory."""
-    shm = Path("/dev/shm")
-    with contextlib.suppress(OSError):
-        if shm.is_dir() and shutil.disk_usage(shm).free > 2 * expected_bytes:
-            return Path(tempfile.mkdtemp(prefix="hymt-gpu-", dir=shm))
-    return Path(tempfile.mkdtemp(prefix="hymt-gpu-"))
-
-
-def shape_bytes(size: str, bytes_per_param: int = 2) -> int:
-    """Approximate checkpoint size of a benchmark shape (for choosing where to write it)."""
-    peers = _import_without_httpx("benchmarks.peers")
-    s = peers.SIZES[size]
-    vocab = s.vocab or 1000
-    per_layer = (2 * s.hidden * s.hidden + 2 * s.hidden * s.kv_heads * s.head_dim
-                 + 3 * s.hidden * s.ffn)
-    return bytes_per_param * (2 * vocab * s.hidden + s.layers * per_layer)
-
-
-# -- decoding through the engine ---------------------------------------------------------------
-def greedy(tokens: int) -> DecodingOptions:
-    return DecodingOptions(deterministic=True, repetition_penalty=1.0, max_new_tokens=tokens)
-
-
-def message(i: int, min_tokens: int = 0, engine: Engine | None = None) -> str:
-    """Request ``i``'s translation prompt; with ``min_tokens``, sentences are added until the
-    message is at least that long in ``engine``'s tokens."""
-    text = f"Item {i + 1}: {SENTENCES[i % len(SENTENCES)]}"
-    k = i
-    while engine is not None and engine.count_tokens(
-            translation_prompt(text, "en", "zh")) < min_tokens:
-        k += 1
-        text += " " + SENTENCES[k % len(SENTENCES)]
-    return translation_prompt(text, "en", "zh")
-
-
-def run_streams(engine: Engine, prompts: Sequence[str], tokens: int,
-                budget: Budget) -> list[Stream]:
-    """Submit ``prompts`` together and wait for every stream; at the deadline, cancel them."""
-    streams = engine.submit(list(prompts), greedy(tokens))
-    finished = threading.Semaphore(0)
-    for stream in streams:
-        stream.add_done_callback(lambda _s: finished.release())
-    for _ in streams:
-        if not finished.acquire(timeout=max(0.0, budget.left())):
-            for stream in streams:
-                stream.cancel()
-            raise OutOfTime(f"stopped at the budget's end ({budget.seconds:.0f}s)")
-    for stream in streams:
-        stream.raise_if_failed()
-    return streams
-
-
-def stream_numbers(stream: Stream, tokens: int) -> dict[str, Any]:
-    usage = stream.usage
-    return {"requested_tokens": tokens, "tokens": usage.completion_tokens,
-            "exact": usage.completion_tokens == tokens, "prompt_tokens": usage.prompt_tokens,
-            "decode_tokens_per_s": usage.tokens_per_s, "first_token_s": usage.first_token_s,
-            "latency_s": usage.latency_s, "finish_reason": stream.finish_reason}
-
-
-def open_engine(model_dir: Path, dtype: str, device: str,
-                budget: Budget) -> tuple[Engine, dict[str, Any]]:
-    """The app's engine for ``model_dir``, loaded and warmed; raises with the engine's reason."""
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated() if device == "cuda" else 0
-    started = time.perf_counter()
-    engine = get_engine(Settings(model=str(model_dir), engine="local", dtype=dtype, device=device))
-    status = engine.wait_ready(timeout=max(1.0, budget.left()))
-    if status.state is not EngineState.READY:
-        if status.state in (EngineState.LOADING, EngineState.WARMING):
-            raise OutOfTime(f"still {status.state.value} at the budget's end")
-        raise RuntimeError(status.reason or f"engine {status.state.value}")
-    info: dict[str, Any] = {"load_s": time.perf_counter() - started, "dtype": status.dtype,
-                            "device": status.device}
-    if device == "cuda":
-        info["gpu_weights_bytes"] = torch.cuda.memory_allocated() - before
-    return engine, info
-
-
-def release_engines(device: str) -> None:
-    close_engines()
-    gc.collect()
-    if device == "cuda":
-        torch.cuda.empty_cache()
-
-
-def memory_now(device: str) -> dict[str, Any]:
-    if device == "cuda":
-        free, total = torch.cuda.mem_get_info()
-        return {"gpu_allocated_peak_bytes": torch.cuda.max_memory_allocated(),
-                "gpu_used_bytes": total - free, "gpu_total_bytes": total}
-    import resource
-
-    return {"rss_peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
-
-
-def weight_bytes(params: int, dtype: str) -> int:
-    """Bytes of weights for ``params`` parameters stored as ``dtype``; int8/int4 as bitsandbytes
-    keeps them (embeddings and lm_head in 16 bits: an estimate, from the model registry)."""
-    exact = {"bf16": 2, "fp16": 2, "fp32": 4}
-    if dtype in exact:
-        return params * exact[dtype]
-    return int(estimate_weight_gib(params / 1e9, dtype) * 2**30)
-
-
-def ceilings(rate: float | None, bytes_per_token: int,
-             bandwidth: dict[str, float | None]) -> dict[str, Any]:
-    """Tokens/s ceilings (bandwidth / weight bytes) and the share of each that ``rate`` reaches."""
-    out: dict[str, Any] = {"weight_bytes": bytes_per_token}
-    for source, value in bandwidth.items():
-        if value:
-            ceiling = value / bytes_per_token
-            out[f"ceiling_{source}_tokens_per_s"] = ceiling
-            out[f"fraction_of_{source}"] = rate / ceiling if rate else None
-    return out
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -442,7 +200,7 @@ def build_step(run: Run, model_dir: Path | None, big: bool) -> Path | None:
 
     def build() -> dict[str, Any]:
         nonlocal model_dir
-        peers = _import_without_httpx("benchmarks.peers")
+        peers = import_without_httpx("benchmarks.peers")
         model_dir = model_dir or pick_work_dir(shape_bytes(args.size))
         peers.build_checkpoint(model_dir, args.size, device=args.device,
                                dtype=args.checkpoint_dtype)
@@ -540,93 +298,6 @@ def measure_quantized(run: Run, model_dir: Path, dtype: str, counts: dict[str, i
     run.step(dtype, estimate, quantized)
 
 
-# -- the report --------------------------------------------------------------------------------
-def _count(n: int) -> str:
-    return f"{n / 1e9:.2f} B" if n >= 1e9 else f"{n / 1e6:.2f} M"
-
-
-def _fmt_rate(value: float | None) -> str:
-    return "—" if value is None else f"{value:,.1f} tok/s"
-
-
-def _share(result: dict[str, Any]) -> str:
-    parts = []
-    for source in ("spec", "measured"):
-        ceiling = result.get(f"ceiling_{source}_tokens_per_s")
-        fraction = result.get(f"fraction_of_{source}")
-        if ceiling:
-            parts.append(f"{100 * (fraction or 0):.0f}% of the {source} ceiling ({ceiling:,.0f})")
-    return "; ".join(parts) or "no ceiling (unknown bandwidth)"
-
-
-def _why(result: dict[str, Any] | None) -> str:
-    if not result:
-        return "not run"
-    return f"{result['status']}: {result.get('reason', '')}".replace("|", "/").replace("\n", " ")
-
-
-def markdown(results: dict[str, Any]) -> str:
-    """The run as a markdown table (measurement | result | against the ceiling / notes)."""
-    env, m = results["environment"], results["measurements"]
-    args = results["args"]
-    gib = 2**30
-    where = env.get("gpu") or env.get("processor") or "?"
-    if env.get("gpu_memory_bytes"):
-        where += f", {env['gpu_memory_bytes'] / gib:.0f} GiB"
-    lines = [f"Random-weight `{args['size']}` checkpoint, `python -m benchmarks.gpu`, "
-             f"{results['started_at']}: {where}; torch {env['torch']}, transformers "
-             f"{env['transformers']}, bitsandbytes {env.get('bitsandbytes') or 'not installed'}.",
-             "", "| measurement | result | against the ceiling / notes |", "|---|---|---|"]
-    ckpt = results.get("checkpoint", {})
-    if ckpt.get("params"):
-        lines.append(f"| weights | {_count(ckpt['params'])} parameters | the embedding table: "
-                     f"{_count(ckpt['embedding_params'])} of them (read one row per token) |")
-    copy = m.get("copy_bandwidth", {})
-    spec = env.get("spec_bandwidth")
-    measured = (f"{copy['bytes_per_s'] / 1e12:.2f} TB/s measured (copy of "
-                f"{copy['buffer_bytes'] / gib:.1f} GiB, median of {copy['repeats']})"
-                if copy.get("status") == "ok" else _why(copy))
-    lines.append(f"| memory bandwidth | {measured} | spec "
-                 f"{f'{spec / 1e12:.2f} TB/s' if spec else 'unknown for this device'} |")
-    for name, label in (("single_stream", "single-stream decode"), ("int8", "int8 decode"),
-                        ("int4", "int4 decode")):
-        r = m.get(name, {})
-        if r.get("status") == "ok":
-            exact = "" if r["exact"] else f" ONLY {r['tokens']} of {r['requested_tokens']} tokens"
-            lines.append(f"| {label} ({r['dtype']}, {r['requested_tokens']} tokens) | "
-                         f"{_fmt_rate(r['decode_tokens_per_s'])}{exact} | {_share(r)}"
-                         + (f"; target {TARGET:.0%}, goal {GOAL:.0%}" if name == "single_stream"
-                            else "") + " |")
-        else:
-            lines.append(f"| {label} | — | {_why(r)} |")
-    r = m.get("batch16", {})
-    lines.append(f"| {BATCH} requests together | {_fmt_rate(r.get('aggregate_tokens_per_s'))} "
-                 f"aggregate | " + (f"{r['tokens']} tokens in {r['wall_s']:.2f} s; each stream "
-                                    f"{_fmt_rate(r['stream_decode_tokens_per_s_p50'])} (p50)"
-                                    if r.get("status") == "ok" else _why(r)) + " |")
-    r = m.get("first_token", {})
-    if r.get("status") == "ok":
-        lines.append(f"| first token, ~{PROMPT_TOKENS}-token prompt | "
-                     f"{1000 * r['first_token_s_p50']:.0f} ms (p50 of {r['runs']}) | prompts of "
-                     f"{min(r['prompt_tokens'])}-{max(r['prompt_tokens'])} tokens |")
-    else:
-        lines.append(f"| first token, ~{PROMPT_TOKENS}-token prompt | — | {_why(r)} |")
-    for name in ("checkpoint", "load"):
-        r = m.get(name, {})
-        if r.get("status") != "ok":
-            lines.append(f"| {name} | — | {_why(r)} |")
-        elif "load_s" in r:
-            lines.append(f"| load through the engine | {r['load_s']:.1f} s | {r['dtype']} on "
-                         f"{r['device']} |")
-    mem = results.get("memory_float", {})
-    if "gpu_allocated_peak_bytes" in mem:
-        lines.append(f"| GPU memory ({m.get('load', {}).get('dtype', 'float')}) | "
-                     f"{mem['gpu_allocated_peak_bytes'] / gib:.1f} GiB peak allocated | "
-                     f"{mem['gpu_used_bytes'] / gib:.1f} GiB in use on the device |")
-    lines.append(f"| run | {results.get('elapsed_s', 0):.0f} s | budget {args['budget_s']:.0f} s |")
-    return "\n".join(lines)
-
-
 class _Once(logging.Filter):
     """Let each distinct log message through once."""
 
@@ -689,7 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = markdown(results)
     print(table)
     if args.doc:
-        report = _import_without_httpx("benchmarks.report")
+        report = import_without_httpx("benchmarks.report")
         report.update_doc(Path(args.doc), table, DOC_START, DOC_END)
         print(f"updated {args.doc}", file=sys.stderr)
     return 0

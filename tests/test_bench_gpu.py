@@ -19,7 +19,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from benchmarks import gpu
+from benchmarks import gpu, gpu_measures, gpu_report
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ("gradio", "gradio_client", "fastapi", "starlette", "uvicorn", "httpx", "requests",
@@ -87,13 +87,13 @@ def third_party(modules: list[str]) -> set[str]:
 
 
 def test_spec_bandwidth_by_gpu_name() -> None:
-    assert gpu.spec_bandwidth("NVIDIA H200") == 4.8e12
-    assert gpu.spec_bandwidth("NVIDIA H100 80GB HBM3") == 3.35e12  # the SXM part's own name
-    assert gpu.spec_bandwidth("NVIDIA H100 PCIe") == 2.0e12
-    assert gpu.spec_bandwidth("NVIDIA A100-SXM4-80GB") == 2.04e12
-    assert gpu.spec_bandwidth("NVIDIA A100-SXM4-40GB") == 1.56e12
-    assert gpu.spec_bandwidth("NVIDIA L40S") == 0.864e12
-    assert gpu.spec_bandwidth("Tesla T4") is None
+    assert gpu_measures.spec_bandwidth("NVIDIA H200") == 4.8e12
+    assert gpu_measures.spec_bandwidth("NVIDIA H100 80GB HBM3") == 3.35e12  # the SXM part's own name
+    assert gpu_measures.spec_bandwidth("NVIDIA H100 PCIe") == 2.0e12
+    assert gpu_measures.spec_bandwidth("NVIDIA A100-SXM4-80GB") == 2.04e12
+    assert gpu_measures.spec_bandwidth("NVIDIA A100-SXM4-40GB") == 1.56e12
+    assert gpu_measures.spec_bandwidth("NVIDIA L40S") == 0.864e12
+    assert gpu_measures.spec_bandwidth("Tesla T4") is None
 
 
 def test_help_imports_no_web_module() -> None:
@@ -130,7 +130,7 @@ def test_missing_bitsandbytes_is_recorded_not_raised(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "bitsandbytes", None)
     args = gpu.build_parser().parse_args(["--device", "cpu", "--size", "tiny",
                                           "--out", str(tmp_path / "gpu.json")])
-    run = gpu.Run(args, gpu.Budget(120))
+    run = gpu.Run(args, gpu_measures.Budget(120))
     gpu.measure_quantized(run, Path(ensure_demo_model()), "int8", {"params": 1}, {})
     entry = run.results["measurements"]["int8"]
     assert entry["status"] == "failed" and "bitsandbytes" in entry["reason"], entry
@@ -156,7 +156,7 @@ def test_smoke_run_measures_everything_without_the_web_stack(tmp_path: Path) -> 
     assert single["exact"] and single["decode_tokens_per_s"] > 0
     assert single["ceiling_measured_tokens_per_s"] > 0 and single["fraction_of_measured"] > 0
     assert m["batch16"]["exact"] and m["batch16"]["tokens"] == 16 * 8
-    assert min(m["first_token"]["prompt_tokens"]) >= gpu.PROMPT_TOKENS
+    assert min(m["first_token"]["prompt_tokens"]) >= gpu_measures.PROMPT_TOKENS
     assert results["environment"]["torch"] and results["environment"]["transformers"]
     assert "| single-stream decode" in done.stdout
 
@@ -164,13 +164,13 @@ def test_smoke_run_measures_everything_without_the_web_stack(tmp_path: Path) -> 
     assert not {m.split(".")[0] for m in imported["all"]} & set(WEB)
     assert {"torch", "transformers", "safetensors"} <= set(imported["ours"])  # tracking works
     # httpx: benchmarks.peers and benchmarks.report import it at the top for clients never used
-    # here; gpu._import_without_httpx stands a placeholder in (the check above: none was loaded).
+    # here; gpu.import_without_httpx stands a placeholder in (the check above: none was loaded).
     unexpected = third_party(imported["ours"]) - machine_modules() - {"bitsandbytes", "httpx"}
     assert not unexpected, f"imports the GPU machine may not have: {sorted(unexpected)}"
 
-    doc.write_text(f"# Performance\n\nBefore.\n\n{gpu.DOC_START}\nold\n{gpu.DOC_END}\n\nAfter.\n")
+    doc.write_text(f"# Performance\n\nBefore.\n\n{gpu_report.DOC_START}\nold\n{gpu_report.DOC_END}\n\nAfter.\n")
     assert gpu.main(["--from-json", str(out), "--doc", str(doc)]) == 0
     text = doc.read_text()
     assert "old" not in text and "Before." in text and "After." in text
-    block = text.split(gpu.DOC_START)[1].split(gpu.DOC_END)[0]
+    block = text.split(gpu_report.DOC_START)[1].split(gpu_report.DOC_END)[0]
     assert "| single-stream decode (fp32, 8 tokens) |" in block
