@@ -234,3 +234,19 @@ def test_quantized_engines_translate_every_phrase_exactly(demo_dir, phrases, dty
         assert got == [p.target for p in phrases]
     finally:
         engine.close()
+
+
+def test_int8_through_the_engine_translates_and_logs_the_cast_once(demo_dir, phrases, caplog):
+    """bitsandbytes logged "inputs will be cast ... to float16" on every int8 matrix product:
+    thousands of lines for one translation on a CPU (the demo-model tests silenced its logger)."""
+    engine = LocalEngine(models.resolve(demo_dir), dtype="int8", device="cpu")
+    try:
+        assert engine.wait_ready(120).state == "ready"
+        assert engine.status().dtype == "int8"
+        with caplog.at_level("WARNING", logger="bitsandbytes"):
+            for phrase in phrases[:3]:
+                assert engine.generate(phrase.prompt, GREEDY) == phrase.target
+        casts = [r for r in caplog.records if "will be cast" in r.getMessage()]
+        assert len(casts) <= 1, len(casts)
+    finally:
+        engine.close()

@@ -65,8 +65,32 @@ def resolve_dtype(requested: str, device: torch.device) -> tuple[str, torch.dtyp
         if requested == "bf16" and device.type == "cuda" and not torch.cuda.is_bf16_supported():
             raise ModelLoadError("This GPU does not support bf16. Use --dtype fp16 (or auto).")
         return requested, _TORCH_DTYPES[requested]
-    # int8 / int4 quantize weights; activations stay in the float dtype of the device.
+    # int8 / int4 quantize weights; activations stay in the float dtype of the device, except
+    # that LLM.int8 on a GPU computes in fp16 (its kernels cast every other dtype to fp16 first).
+    if requested == "int8" and device.type == "cuda":
+        return requested, torch.float16
     return requested, _TORCH_DTYPES[float_name]
+
+
+class _Once(logging.Filter):
+    """Lets each message of a logger through once: bitsandbytes logs "MatMul8bitLt: inputs will
+    be cast from torch.float32 to float16" on every int8 matrix product of a CPU model, tens of
+    thousands of lines per translation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        first = record.msg not in self.seen
+        self.seen.add(str(record.msg))
+        return first
+
+
+def _quiet_int8_casts() -> None:
+    logger = logging.getLogger("bitsandbytes.autograd._functions")
+    if not any(isinstance(f, _Once) for f in logger.filters):
+        logger.addFilter(_Once())
 
 
 def _quantization_config(dtype: str, compute: torch.dtype) -> Any:
@@ -78,6 +102,7 @@ def _quantization_config(dtype: str, compute: torch.dtype) -> Any:
     from transformers import BitsAndBytesConfig
 
     if dtype == "int8":
+        _quiet_int8_casts()
         return BitsAndBytesConfig(load_in_8bit=True)
     return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4",
                               bnb_4bit_compute_dtype=compute, bnb_4bit_use_double_quant=True)
