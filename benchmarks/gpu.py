@@ -55,7 +55,6 @@ from benchmarks.gpu_measures import (
     ceilings,
     checkpoint_params,
     copy_bandwidth,
-    import_without_httpx,
     memory_now,
     message,
     open_engine,
@@ -200,7 +199,7 @@ def build_step(run: Run, model_dir: Path | None, big: bool) -> Path | None:
 
     def build() -> dict[str, Any]:
         nonlocal model_dir
-        peers = import_without_httpx("benchmarks.peers")
+        peers = importlib.import_module("benchmarks.peers")
         model_dir = model_dir or pick_work_dir(shape_bytes(args.size))
         peers.build_checkpoint(model_dir, args.size, device=args.device,
                                dtype=args.checkpoint_dtype)
@@ -360,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = markdown(results)
     print(table)
     if args.doc:
-        report = import_without_httpx("benchmarks.report")
+        report = importlib.import_module("benchmarks.report")
         report.update_doc(Path(args.doc), table, DOC_START, DOC_END)
         print(f"updated {args.doc}", file=sys.stderr)
     return 0

@@ -16,7 +16,6 @@ import sys
 import tempfile
 import threading
 import time
-import types
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -120,32 +119,6 @@ def copy_bandwidth(device: torch.device, buffer_mb: int,
 
 
 # -- the checkpoint ----------------------------------------------------------------------------
-def import_without_httpx(name: str) -> types.ModuleType:
-    """Import one of our benchmark modules on a machine without httpx.
-
-    ``benchmarks.peers`` and ``benchmarks.report`` (through ``benchmarks.clients``) import httpx at
-    the top for their HTTP clients, which building a checkpoint and writing a table never call. The
-    GPU machine may not have httpx and nothing can be installed there: where it is missing, an
-    empty placeholder stands in for the length of this import only."""
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name != "httpx":
-            raise
-    before = sys.modules.get("httpx", _ABSENT)  # None where a test made httpx unimportable
-    sys.modules["httpx"] = types.ModuleType("httpx")
-    try:
-        return importlib.import_module(name)
-    finally:
-        if before is _ABSENT:
-            del sys.modules["httpx"]
-        else:
-            sys.modules["httpx"] = before  # type: ignore[assignment]
-
-
-_ABSENT = object()
-
-
 def checkpoint_params(model_dir: Path) -> dict[str, int]:
     """Parameter counts from the safetensors headers (nothing is loaded): total and embedding."""
     from safetensors import safe_open
@@ -174,7 +147,7 @@ def pick_work_dir(expected_bytes: int) -> Path:
 
 def shape_bytes(size: str, bytes_per_param: int = 2) -> int:
     """Approximate checkpoint size of a benchmark shape (for choosing where to write it)."""
-    peers = import_without_httpx("benchmarks.peers")
+    peers = importlib.import_module("benchmarks.peers")
     s = peers.SIZES[size]
     vocab = s.vocab or 1000
     per_layer = (2 * s.hidden * s.hidden + 2 * s.hidden * s.kv_heads * s.head_dim

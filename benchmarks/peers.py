@@ -53,8 +53,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 START_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 15.0
 # The stop-token trick: dimension 0 of the residual stream is held at CONSTANT by every layer, and
@@ -437,6 +435,8 @@ def _die_with_parent() -> None:
 
 
 def _wait_healthy(peer: Peer, path: str, timeout: float) -> None:
+    import httpx  # here: building a checkpoint (the GPU check) must not need the HTTP stack
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if peer.proc.poll() is not None:

@@ -163,9 +163,7 @@ def test_smoke_run_measures_everything_without_the_web_stack(tmp_path: Path) -> 
     imported = json.loads(listing.read_text())
     assert not {m.split(".")[0] for m in imported["all"]} & set(WEB)
     assert {"torch", "transformers", "safetensors"} <= set(imported["ours"])  # tracking works
-    # httpx: benchmarks.peers and benchmarks.report import it at the top for clients never used
-    # here; gpu.import_without_httpx stands a placeholder in (the check above: none was loaded).
-    unexpected = third_party(imported["ours"]) - machine_modules() - {"bitsandbytes", "httpx"}
+    unexpected = third_party(imported["ours"]) - machine_modules() - {"bitsandbytes"}
     assert not unexpected, f"imports the GPU machine may not have: {sorted(unexpected)}"
 
     doc.write_text(f"# Performance\n\nBefore.\n\n{gpu_report.DOC_START}\nold\n{gpu_report.DOC_END}\n\nAfter.\n")
