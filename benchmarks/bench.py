@@ -346,8 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="torch/OpenMP threads for every system (default: library default)")
     parser.add_argument("--defaults", action="store_true",
                         help="every system at its own defaults (threads, batch, queue), 200 "
-                             "tokens per request unless --tokens; the table goes to the "
-                             "document's defaults markers")
+                             "tokens per request unless --tokens, one system at a time (as on "
+                             "a machine of its own); the table goes to the document's defaults "
+                             "markers")
     parser.add_argument("--no-cache-check", dest="cache_check", action="store_false",
                         help="skip the repeated-request check of the phrase cache")
     parser.add_argument("--quick", action="store_true",
@@ -377,7 +378,8 @@ def config_from(args: argparse.Namespace, model_dir: str) -> Config:
                   per_client=args.requests_per_client,
                   min_requests=3 if args.quick else args.min_requests, systems=systems,
                   device=resolve_device(args.device),
-                  interleave=not args.sequential and resolve_device(args.device) == "cpu",
+                  interleave=not (args.sequential or args.defaults)
+                  and resolve_device(args.device) == "cpu",
                   timeout=args.timeout, threads=args.threads, defaults=args.defaults)
 
 

@@ -157,7 +157,8 @@ def targets_markdown(checks: list[dict[str, Any]]) -> str:
 def condition_text(settings: dict[str, Any]) -> str:
     if settings.get("defaults"):
         return ("every system at its own defaults (threads, batch and queue sizes; "
-                "`transformers serve --continuous-batching` with its paged cache capped).")
+                "`transformers serve --continuous-batching` with its paged cache capped), "
+                "each measured alone.")
     threads = settings.get("threads")
     return (f"every system on {threads} thread(s), the app with the benchmark's batch and queue "
             "sizes." if threads else "every system on its library's default threads.")
@@ -175,7 +176,7 @@ def report_markdown(result: dict[str, Any]) -> str:
         f"{meta['load_after']} after; {result['duration_s']:.0f}s in all.",
         f"Model: random-weight HunYuanDenseV1 `{model.get('size', '?')}` "
         f"({model.get('params', 0) / 1e6:.1f}M params); {result['settings']['tokens']} generated "
-        f"tokens per request; {result['settings']['rounds']} interleaved round(s); "
+        f"tokens per request; {result['settings']['rounds']} round(s); "
         + condition_text(result["settings"]),
         "",
         markdown_table(rows),
