@@ -229,11 +229,25 @@ def start_hf_cb(cfg: Config) -> tuple[Any, Any]:
 
 async def measured_batch(target: Target, clients: int, requests: int, first: int,
                          timeout: float) -> Batch:
-    before = await target.counter() if target.counter else None
+    before = await settled(target.counter) if target.counter else None
     batch = await run_batch(target.client, clients, requests, first, timeout)
     if target.counter and before is not None:
-        batch.engine_tokens = await target.counter() - before
+        batch.engine_tokens = await settled(target.counter) - before
     return batch
+
+
+async def settled(counter: Callable[[], Awaitable[int]], every_s: float = 0.6,
+                  within_s: float = 10.0) -> int:
+    """The app's token counter once it stops moving: ``/ready`` reads the engine child's
+    heartbeat, which comes twice a second, so a read right after a batch can miss its end."""
+    value, deadline = await counter(), time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        await asyncio.sleep(every_s)
+        again = await counter()
+        if again == value:
+            break
+        value = again
+    return value
 
 
 async def warm_up(target: Target, cfg: Config) -> None:
