@@ -16,7 +16,9 @@ import httpx
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.prompts import translation_prompt
 
-# Single sentences (one segment each, so the app makes exactly one engine sequence per request).
+# Single sentences (one segment each, so the app makes exactly one engine sequence per request),
+# each long enough that the app's own answer cap (32 + 3 x the prompt's tokens, for requests
+# without max_new_tokens: the Gradio endpoint's) is above 200 tokens: 56 prompt tokens or more.
 SENTENCES: tuple[tuple[str, str, str], ...] = (
     ("en", "zh", "The committee will publish its final report on the railway line next spring."),
     ("zh", "en", "我们明天早上八点在火车站门口见面，然后一起去博物馆。"),
@@ -25,7 +27,8 @@ SENTENCES: tuple[tuple[str, str, str], ...] = (
     ("en", "ja", "If the weather is good tomorrow, we would like to visit the old castle."),
     ("zh", "en", "这家餐厅的菜很好吃，但是周末的时候人特别多，需要提前预约。"),
     ("en", "es", "The museum is open every day except Monday, from nine in the morning."),
-    ("en", "zh", "Thank you very much for your help with the move last weekend."),
+    ("en", "zh", "Thank you very much for your help with the move last weekend; we could not have "
+                 "carried the piano up the stairs without you."),
 )
 
 

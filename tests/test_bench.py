@@ -107,3 +107,19 @@ def test_targets_compare_the_app_with_the_baseline_and_the_best_serve() -> None:
     ttft = checks["app-api TTFT p50 at 1 client / engine's own first-token time"]
     assert ttft["value"] == 1.2 and ttft["met"] is True
     assert checks["repeated identical request / first one (JSON API, cache on)"]["met"] is True
+
+
+def test_every_prompt_lets_the_gradio_endpoint_answer_200_tokens() -> None:
+    """The Gradio endpoint sends no max_new_tokens, so the engine caps an answer at 32 + 3 x the
+    prompt's tokens: a shorter prompt would end its answer before the 200 tokens of --defaults."""
+    from transformers import AutoTokenizer
+
+    from benchmarks.clients import SENTENCES, prompt
+    from hunyuan_webui.demo_model import ensure_demo_model
+
+    tokenizer = AutoTokenizer.from_pretrained(ensure_demo_model())
+    for i in range(len(SENTENCES)):
+        ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt(i).message}],
+                                            add_generation_prompt=True, tokenize=True,
+                                            return_dict=False)
+        assert 32 + 3 * len(ids) >= 200, (i, len(ids))
