@@ -221,11 +221,24 @@ def update_doc(path: Path, block: str, start: str = DOC_START, end: str = DOC_EN
     path.write_text(text, encoding="utf-8")
 
 
+def cpu_model() -> str:
+    """The CPU's model name (Linux), so that runs on different machines are told apart."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return ""
+
+
 def machine_info(load_before: tuple[float, ...]) -> dict[str, Any]:
     import torch
     import transformers
 
-    return {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+    return {"cpus": os.cpu_count(), "processor": cpu_model() or platform.processor()
+            or platform.machine(),
             "python": platform.python_version(), "torch": torch.__version__,
             "transformers": transformers.__version__, "threads": torch.get_num_threads(),
             "load_before": [round(x, 2) for x in load_before],
