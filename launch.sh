@@ -76,7 +76,7 @@ setup() {  # $1: "dev" to add the test tools
   fi
 }
 
-# The test suite runs against real services: Debian's redis-server and chromium. As root with
+# The test suite runs against real services: Debian's redis-server, chromium and Noto fonts. As root with
 # apt-get (CI, containers) they are installed; elsewhere the command to run is printed.
 test_prerequisites() {
   # axe-core (the accessibility test) from npm, pinned in package-lock.json, into node_modules/.
@@ -88,6 +88,8 @@ test_prerequisites() {
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
+  # The fonts the page lends to browsers without them (tests/test_fonts.py).
+  [ -f /usr/share/fonts/truetype/noto/NotoSerifTibetan-Regular.ttf ] || missing+=(fonts-noto-core)
   [ "${#missing[@]}" -eq 0 ] && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${missing[*]} for the tests (apt-get)"

@@ -30,7 +30,7 @@ from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
-from hunyuan_webui.web import api
+from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.compression import PageCompression
 from hunyuan_webui.web.gatekeeper import Gatekeeper
@@ -66,7 +66,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
         app, demo, path="/", root_path=settings.root_path or None,
         auth=ui_auth(settings), auth_message="Hunyuan-MT translator: please sign in.",
         enable_monitoring=settings.enable_monitoring, footer_links=["api", "gradio"],
-        theme=THEME, css=CSS, head=HEAD, i18n=I18N,
+        theme=THEME, css=fonts.face_css(fonts.installed()) + CSS, head=HEAD, i18n=I18N,
         # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
         show_error=False, max_file_size=settings.max_file_bytes,
     )

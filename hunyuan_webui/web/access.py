@@ -33,10 +33,11 @@ from typing import Any, Literal
 
 from hunyuan_webui.errors import AuthError, InputError, RateLimitError
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.web.fonts import FONT_ROUTES
 
 RouteKind = Literal["open", "api", "body_key", "page"]
 OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/languages",
-                         "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"})
+                         "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}) | FONT_ROUTES
 # Routes whose clients may send the key in the body (LibreTranslate's api_key, DeepL's older
 # auth_key): the route checks it; the Gatekeeper counts only a key sent in a header.
 BODY_KEY_ROUTES = frozenset({"/translate", "/detect", "/v2/translate", "/v2/usage",

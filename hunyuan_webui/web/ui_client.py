@@ -3,9 +3,9 @@
 Scripts are inline (the Content-Security-Policy allows inline scripts, nothing from elsewhere):
 the Ctrl/Cmd+Enter shortcut, the start-up choice of the language pair (a shared link's
 ``?sl=&tl=&text=``, else the browser's language as the target), the character counter and the
-share link. The theme keeps Gradio's Soft look with system fonts (no font download; a fresh
-browser falls back to the fonts below for Tibetan, Uyghur, Mongolian and CJK) and colours that
-pass WCAG AA contrast in light and dark mode.
+share link. The theme keeps Gradio's Soft look with system fonts (a browser falls back to the
+fonts below for Tibetan, Uyghur, Mongolian and CJK, and last to the copies the server lends,
+:mod:`~hunyuan_webui.web.fonts`) and colours that pass WCAG AA contrast in light and dark mode.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import json
 import gradio as gr
 
 from hunyuan_webui import languages
+from hunyuan_webui.web.fonts import FAMILIES
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
 
@@ -26,7 +27,7 @@ FONT_STACK = ", ".join([
     '"Microsoft Himalaya"', "Jomolhari", '"Noto Sans Mongolian"', '"Mongolian Baiti"',
     '"Noto Naskh Arabic"', '"Noto Sans Arabic"', '"Microsoft Uighur"', '"UKIJ Tuz"',
     '"Noto Sans Khmer"', '"Noto Sans Myanmar"', '"Noto Sans Devanagari"', '"Noto Sans Thai"',
-    "sans-serif"])
+    *FAMILIES, "sans-serif"])  # FAMILIES: the server's own copies, when it has them (fonts.py)
 
 THEME = gr.themes.Soft(font=[FONT_STACK], font_mono=["ui-monospace", "monospace"]).set(
     # The Soft theme's label chips (#6366f1 on #e0e7ff, 3.6:1) and primary button fail WCAG AA.
