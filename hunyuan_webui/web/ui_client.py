@@ -66,7 +66,11 @@ CSS = """
   #app-header p { display: none; }
   #app-header h1 { font-size: 1.25rem; margin: 0; }
   #input-box textarea, #output-box textarea { min-height: 7rem; }
-  #action-row button { min-width: 0 !important; }
+  /* Four buttons in 326 px: "Retranslate" overflowed its button at the desktop size. */
+  #action-row { gap: 0.35rem !important; }
+  #action-row button { min-width: 0 !important; font-size: 0.9rem !important;
+                       padding-inline: 0.4rem !important; flex: 1 0 auto !important; }
+  #action-row #translate-btn { flex-grow: 2 !important; }
   /* The pickers one above the other, the width of the screen, Swap between them: side by
      side, each had 70 px and cut "Detect language" to "Detect la". */
   #lang-row { display: grid !important; grid-template-columns: minmax(0, 1fr);
@@ -105,8 +109,14 @@ document.addEventListener('focusout', (e) => {
   hymtPicked = null;
   setTimeout(() => {
     if (document.activeElement && document.activeElement !== document.body) return;
-    picked.input.focus();
-    picked.input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+    picked.input.focus();  // which opens the list again, a frame or more later: close it then
+    const close = (tries) => {
+      picked.input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+      if (tries > 0 && document.querySelector('[data-testid=dropdown-option]')) {
+        setTimeout(() => close(tries - 1), 50);
+      }
+    };
+    requestAnimationFrame(() => close(20));
   }, 0);
 }, true);
 // Two Gradio quirks axe-core reports as serious: an empty file box labelled without a role, and
