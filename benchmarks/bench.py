@@ -80,6 +80,7 @@ from benchmarks.report import (
     target_checks,
     update_doc,
 )
+from hunyuan_webui.engine.threads import POLICY, let_idle_threads_sleep
 
 SYSTEMS = ("baseline", "serve", "serve-cb", "app-gradio", "app-api", "engine", "hf-cb",
            "llamacpp", "app-llamacpp", "llama-cpp-server")
@@ -487,6 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--defaults runs every system with its own thread count: leave out --threads")
     if args.threads:  # before torch loads: the in-process engine runs like the peers
         os.environ.update(OMP_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    elif POLICY not in os.environ:  # before torch loads: the in-process columns (and only they)
+        let_idle_threads_sleep()  # run OpenMP as the app's engine process does at its defaults
+        bench_peers.OWN_PROCESS_ONLY.add(POLICY)
     result = run(args)
     text = report_markdown(result)
     print(text)

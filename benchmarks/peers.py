@@ -262,9 +262,14 @@ class Peer:
             return "(no log)"
 
 
+# Variables the benchmark set for its own process only (the in-process columns): no peer gets them.
+OWN_PROCESS_ONLY: set[str] = set()
+
+
 def peer_env(threads: int | None) -> dict[str, str]:
     """The environment of every peer: offline, quiet, and the same thread count for all."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+    mine = {k: v for k, v in os.environ.items() if k not in OWN_PROCESS_ONLY}
+    env = {**mine, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "HF_HUB_DISABLE_TELEMETRY": "1", "TOKENIZERS_PARALLELISM": "false",
            "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
     if threads:

@@ -69,7 +69,8 @@ class Settings:
                                      "for the ensemble mode (not needed when --model is Chimera).")
     warmup: bool = _opt(True, "Run a short generation before serving.")
     cpu_threads: int = _opt(0, "Threads for CPU inference; 0 = all cores but one (the web server "
-                            "needs the other).")
+                            "needs the other), both on a 2-core machine, where the engine's idle "
+                            "threads then sleep (OMP_WAIT_POLICY=PASSIVE) instead of spinning.")
     # limits and batching
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")

@@ -78,6 +78,9 @@ def _own_engine(spec: ModelSpec, settings: Settings) -> Engine:
                   prefill_chunk_tokens=settings.prefill_chunk_tokens,
                   cpu_threads=settings.cpu_threads)
     if settings.engine == "local":
+        from hunyuan_webui.engine.threads import let_idle_threads_sleep
+
+        let_idle_threads_sleep(settings.cpu_threads)  # before local.py loads torch
         from hunyuan_webui.engine.local import LocalEngine
 
         return LocalEngine(spec, **kwargs)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import atexit
 import collections
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter, keeping_tags
+from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
 from hunyuan_webui.errors import (
     BusyError,
     InputTooLongError,
@@ -92,15 +92,18 @@ class LocalEngine(Engine):
         atexit.register(self.close)
 
     def _limit_cpu_threads(self) -> None:
-        """On 2-4 cores, OpenMP threads spinning in torch fight the web server for the CPU: with
-        every core given to torch, decoding measured 10x slower on a busy 2-core machine. Set here,
-        on the constructing thread: torch's thread pool must not be resized from the engine's."""
+        """Size torch's thread pool by :func:`~hunyuan_webui.engine.threads.engine_threads` (why:
+        that module). Set here, on the constructing thread: torch's thread pool must not be
+        resized from the engine's."""
         try:
             on_cpu = pick_device(self._requested[1]).type == "cpu"
         except TranslatorError:
             return  # the loader reports the bad device
         if on_cpu:
-            torch.set_num_threads(self._cpu_threads or max(1, (os.cpu_count() or 2) - 1))
+            threads = engine_threads(self._cpu_threads)
+            torch.set_num_threads(threads)
+            log.info("CPU threads: %d of %d cores (idle threads %s)", threads, usable_cores(),
+                     "sleep" if idle_threads_sleep() else "spin first")
 
     # -- public interface -------------------------------------------------------------------------
     def status(self) -> EngineStatus:

@@ -18,6 +18,7 @@ from typing import Any
 
 from hunyuan_webui import errors
 from hunyuan_webui.engine.base import DecodingOptions, Stream
+from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.models import ModelSpec
 
@@ -94,10 +95,8 @@ def log_settings() -> dict[str, Any]:
             "progress_bars": hf_logging.is_progress_bar_enabled()}
 
 
-def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
-               log_settings: dict[str, Any], runner: str = "local") -> None:
-    import importlib
-
+def _prepare_process(log_settings: dict[str, Any], runner: str, cpu_threads: int) -> None:
+    """Signals, the parent's logging, and (before torch loads) OpenMP's wait policy."""
     from transformers.utils import logging as hf_logging
 
     # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
@@ -108,6 +107,15 @@ def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
     hf_logging.set_verbosity(log_settings["transformers"])
     if not log_settings["progress_bars"]:
         hf_logging.disable_progress_bar()
+    if runner == "local":  # OpenMP reads its wait policy when torch loads it
+        let_idle_threads_sleep(cpu_threads)
+
+
+def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
+               log_settings: dict[str, Any], runner: str = "local") -> None:
+    import importlib
+
+    _prepare_process(log_settings, runner, engine_kwargs.get("cpu_threads", 0))
     module, name = RUNNERS[runner]
     engine = getattr(importlib.import_module(module), name)(spec, **engine_kwargs)
     forward = _Forwarder(conn)

@@ -1,0 +1,75 @@
+"""How many CPU threads our transformers engine takes, and how its idle threads wait.
+
+torch runs a forward pass on OpenMP threads. Between two parallel regions (dozens per decoding
+step), an idle OpenMP thread spins for a while before it sleeps (libgomp's default). That is the
+fastest choice on a machine with nothing else to do, and a disaster on one where the web server,
+or anything else, needs a core: a spinning thread burns the core its busy sibling is waiting to
+be scheduled on. Measured on 2 cores, batch 8, with one other process spinning: a 2-thread step
+took 2.5x as long as a 1-thread step.
+
+So the engine used to leave one core to the web server, which on a 2-core machine leaves it a
+single thread. With ``OMP_WAIT_POLICY=PASSIVE`` idle threads sleep at once instead; measured on
+the same machine (``docs/PERFORMANCE.md``), 2 passive threads beat 1 thread alone (1.27x at
+batch 8) and stay level with it under load (0.94-1.29x), where 2 spinning threads fell to 0.4x.
+
+The rule (``--cpu-threads 0``): all cores but one, except on a 2-core machine, where the engine
+takes both cores once its idle threads sleep. OpenMP reads its wait policy once, when torch loads
+it, so :func:`let_idle_threads_sleep` must run before ``import torch`` in the engine's process;
+where torch is already loaded (the in-process engine in a notebook), the policy cannot change and
+the engine keeps to one core fewer. A policy the user set (``OMP_WAIT_POLICY``) is kept.
+
+No torch import here: this module is used before torch is loaded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import MutableMapping
+
+log = logging.getLogger(__name__)
+
+POLICY = "OMP_WAIT_POLICY"
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` or a container's cpuset
+    sets it), else the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 2
+
+
+def idle_threads_sleep(env: MutableMapping[str, str] | None = None) -> bool:
+    """Is OpenMP told to let idle threads sleep (``OMP_WAIT_POLICY=PASSIVE``)?"""
+    env = os.environ if env is None else env
+    return env.get(POLICY, "").strip().upper() == "PASSIVE"
+
+
+def engine_threads(requested: int = 0, cores: int | None = None,
+                   env: MutableMapping[str, str] | None = None) -> int:
+    """The engine's thread count: ``requested`` (``--cpu-threads``) when set, else the rule above."""
+    if requested > 0:
+        return requested
+    cores = cores or usable_cores()
+    if cores == 2 and idle_threads_sleep(env):
+        return 2
+    return max(1, cores - 1)
+
+
+def let_idle_threads_sleep(requested: int = 0, cores: int | None = None,
+                           env: MutableMapping[str, str] | None = None) -> bool:
+    """Before torch loads: when the engine would take every core, set ``OMP_WAIT_POLICY=PASSIVE``
+    in ``env`` (this process's environment), unless the user chose a policy. Returns whether idle
+    threads now sleep."""
+    env = os.environ if env is None else env
+    cores = cores or usable_cores()
+    takes_every_core = requested >= cores if requested > 0 else cores == 2
+    if takes_every_core and POLICY not in env:
+        if "torch" in sys.modules:
+            log.debug("torch is already loaded: OpenMP's wait policy stays as it is")
+            return False
+        env[POLICY] = "PASSIVE"
+    return idle_threads_sleep(env)

@@ -1,0 +1,122 @@
+"""The engine's CPU threads: how many, and that its idle OpenMP threads sleep when it takes every core.
+
+OpenMP (libgomp, which torch loads) prints the policy it runs with when ``OMP_DISPLAY_ENV=VERBOSE``:
+``GOMP_SPINCOUNT = '0'`` means an idle thread sleeps at once; the default spins 300000 times first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from apphelpers import free_port
+
+from hunyuan_webui.engine.threads import engine_threads, let_idle_threads_sleep
+
+REPO = Path(__file__).resolve().parent.parent
+SLEEPS = "GOMP_SPINCOUNT = '0'"
+SPINS = "GOMP_SPINCOUNT = '300000'"
+
+
+@pytest.mark.parametrize(("requested", "cores", "env", "threads"), [
+    (0, 2, {"OMP_WAIT_POLICY": "PASSIVE"}, 2),  # a 2-core machine: both, once idle threads sleep
+    (0, 2, {"OMP_WAIT_POLICY": "passive"}, 2),
+    (0, 2, {}, 1),  # spinning threads: one core stays free
+    (0, 2, {"OMP_WAIT_POLICY": "ACTIVE"}, 1),
+    (0, 1, {"OMP_WAIT_POLICY": "PASSIVE"}, 1),
+    (0, 8, {"OMP_WAIT_POLICY": "PASSIVE"}, 7),  # all cores but one elsewhere
+    (0, 8, {}, 7),
+    (3, 2, {}, 3),  # --cpu-threads wins
+])
+def test_the_thread_count_follows_the_cores_and_the_wait_policy(requested, cores, env, threads):
+    assert engine_threads(requested, cores, env) == threads
+
+
+def test_with_torch_loaded_the_policy_is_left_alone():
+    import torch  # noqa: F401  (this process's OpenMP has read its policy already)
+
+    env: dict[str, str] = {}
+    assert let_idle_threads_sleep(0, 2, env) is False
+    assert env == {} and engine_threads(0, 2, env) == 1
+    chosen = {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert let_idle_threads_sleep(0, 2, chosen) is False and chosen["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def _openmp_policy(code: str) -> str:
+    """Run ``code`` in a fresh Python that then loads torch; what OpenMP says it runs with."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport torch\ntorch.ones(1)"], cwd=REPO,
+        env={**env, "OMP_DISPLAY_ENV": "VERBOSE"}, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stderr
+
+
+@pytest.mark.parametrize(("requested", "cores", "sleeps"), [
+    (0, 2, True),  # the default on 2 cores takes both
+    (4, 4, True),  # --cpu-threads equal to the cores
+    (0, 8, False),  # one core is left free: spinning is fine
+    (2, 8, False),
+])
+def test_before_torch_loads_taking_every_core_makes_idle_threads_sleep(requested, cores, sleeps):
+    stderr = _openmp_policy("from hunyuan_webui.engine.threads import let_idle_threads_sleep\n"
+                            f"assert let_idle_threads_sleep({requested}, {cores}) is {sleeps}")
+    assert (SLEEPS if sleeps else SPINS) in stderr
+
+
+def test_a_policy_the_user_chose_is_kept():
+    stderr = _openmp_policy("import os\nos.environ['OMP_WAIT_POLICY'] = 'ACTIVE'\n"
+                            "from hunyuan_webui.engine.threads import let_idle_threads_sleep\n"
+                            "assert let_idle_threads_sleep(0, 2) is False")
+    assert SLEEPS not in stderr
+
+
+@pytest.mark.slow
+def test_the_app_on_two_cores_decodes_on_both_with_sleeping_idle_threads():
+    """``python app.py --demo`` at its defaults (the engine in its own process), held to two CPUs:
+    the engine process says it takes both, OpenMP there runs passive, and it translates."""
+    port = free_port()
+    cmd = [sys.executable, str(REPO / "app.py"), "--demo", "--no-warmup", "--port", str(port),
+           "--log-level", "info"]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OMP_NUM_THREADS")}
+    env.update(HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false", OMP_DISPLAY_ENV="VERBOSE")
+    two = set(sorted(os.sched_getaffinity(0))[:2])
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True,
+                                preexec_fn=lambda: os.sched_setaffinity(0, two))
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 240
+            while True:
+                assert proc.poll() is None and time.monotonic() < deadline, _tail(log)
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{url}/ready", timeout=2, trust_env=False).status_code == 200:
+                        break
+                time.sleep(0.25)
+            r = httpx.post(f"{url}/v1/translate", trust_env=False, timeout=60,
+                           json={"text": "Good morning.", "source_lang": "en",
+                                 "target_lang": "zh"})
+            assert r.status_code == 200, r.text
+            assert r.json()["translation"] == "早上好。"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=30)
+        text = _tail(log, 200_000)
+    assert "CPU threads: 2 of 2 cores (idle threads sleep)" in text, text[-3000:]
+    assert SLEEPS in text, text[-3000:]  # the engine process; the web server's torch spins
+
+
+def _tail(log, size: int = 3000) -> str:
+    log.seek(0)
+    return log.read().decode(errors="replace")[-size:]
