@@ -123,3 +123,27 @@ def test_every_prompt_lets_the_gradio_endpoint_answer_200_tokens() -> None:
                                             add_generation_prompt=True, tokenize=True,
                                             return_dict=False)
         assert 32 + 3 * len(ids) >= 200, (i, len(ids))
+
+
+@pytest.mark.slow
+def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Path) -> None:
+    """``python -m benchmarks.threads``: each setting in its own process, beside each load; the
+    table goes between the document's markers."""
+    from benchmarks import peers, threads
+
+    model = peers.build_checkpoint(tmp_path / "tiny", "tiny")
+    doc = tmp_path / "PERFORMANCE.md"
+    doc.write_text(f"Kept.\n{threads.DOC_START}\nold\n{threads.DOC_END}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.threads", "--model-dir", str(model), "--rounds", "1",
+         "--steps", "5", "--batch", "2", "--doc", str(doc)],
+        cwd=ROOT, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = doc.read_text()
+    assert text.startswith("Kept.\n") and "old" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "ms/step" not in line]
+    assert [row.split(" | ")[0][2:] for row in rows] == list(threads.LOADS)
+    for row in rows:  # 1 thread's time, then each other setting's time and ratio to it
+        cells = row.strip("| ").split(" | ")[1:]
+        assert len(cells) == 3 and float(cells[0]) > 0
+        assert all(cell.endswith("x)") for cell in cells[1:]), row
