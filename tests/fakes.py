@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,3 +93,25 @@ class PipeEngine(FakeEngine):
                 self.inbox.get(timeout=0.3)()
             except queue.Empty:
                 self._end_open()
+
+
+class TypingEngine(FakeEngine):
+    """Types each answer a character every ``delay`` seconds, on its own thread: a model decoding
+    at a steady pace, for what a reader sees while the text grows."""
+
+    def __init__(self, delay: float = 0.01) -> None:
+        self.delay = delay
+
+    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
+        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
+        for stream in streams:
+            threading.Thread(target=self._type, args=(stream,), daemon=True).start()
+        return streams
+
+    def _type(self, stream: Stream) -> None:
+        for char in stream.prompt.splitlines()[-1].upper():
+            if stream.cancelled:
+                break
+            stream.push(char)
+            time.sleep(self.delay)
+        stream.finish("stop")

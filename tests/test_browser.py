@@ -86,7 +86,9 @@ def test_translate_a_phrase_and_watch_it_stream(browser, url):
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
                            " === 'This book is very interesting.'", timeout=30_000)
     seen = list(dict.fromkeys(v for v in page.evaluate("window.__seen") if v))
-    assert len(seen) >= 3, seen  # it filled in: partial texts were shown before the whole
+    # It filled in: a partial text was shown before the whole (redrawn at most every 50 ms, and
+    # the demo model writes this sentence in less: the first words, then the rest).
+    assert len(seen) >= 2, seen
     assert all(b.startswith(a) for a, b in zip(seen, seen[1:]))
     assert "ready" in page.locator("#status-line").inner_text()
     assert "Last translation" in page.locator("#progress").inner_text()
