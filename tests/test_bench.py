@@ -147,3 +147,17 @@ def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Pa
         cells = row.strip("| ").split(" | ")[1:]
         assert len(cells) == 3 and float(cells[0]) > 0
         assert all(cell.endswith("x)") for cell in cells[1:]), row
+
+
+def test_first_text_compares_the_page_protocol_with_the_json_api(capsys) -> None:
+    """``python -m benchmarks.first_text URL``: every column answers, each row has its ratio."""
+    from apphelpers import running_app
+    from fakes import TypingEngine
+
+    from benchmarks import first_text
+
+    with running_app(TypingEngine(delay=0.001), cache_size=0) as app:
+        assert first_text.main([app.url, "--requests", "2"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")][1:]
+    assert [row.split(" | ")[0][2:] for row in rows] == ["gradio", "api card", "api greedy"]
+    assert all(row.split(" | ")[1] == "2" for row in rows), rows
