@@ -4,13 +4,13 @@ torch runs a forward pass on OpenMP threads. Between two parallel regions (dozen
 step), an idle OpenMP thread spins for a while before it sleeps (libgomp's default). That is the
 fastest choice on a machine with nothing else to do, and a disaster on one where the web server,
 or anything else, needs a core: a spinning thread burns the core its busy sibling is waiting to
-be scheduled on. Measured on 2 cores, batch 8, with one other process spinning: a 2-thread step
-took 2.5x as long as a 1-thread step.
+be scheduled on. Measured on 2 cores at batch 8 (``python -m benchmarks.threads``, the table in
+``docs/PERFORMANCE.md``): beside one process that never sleeps, 2 spinning threads stepped at
+0.63x the speed of 1 thread; with one such process per core, at 0.09x.
 
 So the engine used to leave one core to the web server, which on a 2-core machine leaves it a
-single thread. With ``OMP_WAIT_POLICY=PASSIVE`` idle threads sleep at once instead; measured on
-the same machine (``docs/PERFORMANCE.md``), 2 passive threads beat 1 thread alone (1.27x at
-batch 8) and stay level with it under load (0.94-1.29x), where 2 spinning threads fell to 0.4x.
+single thread. With ``OMP_WAIT_POLICY=PASSIVE`` idle threads sleep at once instead: on the same
+machine 2 passive threads were 1.27x 1 thread alone, and 0.98-1.38x it under those loads.
 
 The rule (``--cpu-threads 0``): all cores but one, except on a 2-core machine, where the engine
 takes both cores once its idle threads sleep. OpenMP reads its wait policy once, when torch loads
