@@ -26,6 +26,7 @@ from hunyuan_webui import library
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
 from hunyuan_webui.engine import EngineState, close_engines
+from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
@@ -148,6 +149,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         check_port(settings.host, settings.port)
+        if settings.engine == "local":  # before torch loads here: OpenMP reads its policy then
+            let_idle_threads_sleep(settings.cpu_threads)
         choice = choose(settings)
         settings = choice.settings
         (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)

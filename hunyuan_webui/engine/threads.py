@@ -15,10 +15,10 @@ machine 2 passive threads were 1.27x 1 thread alone, and 0.98-1.38x it under tho
 The rule (``--cpu-threads 0``): all cores but one, except on a 2-core machine, where the engine
 takes both cores once its idle threads sleep. OpenMP reads its wait policy once, when torch loads
 it, so :func:`let_idle_threads_sleep` must run before ``import torch`` in the engine's process;
-where torch is already loaded, the policy cannot change and the engine keeps to one core fewer.
-That is the case of the in-process engine in a notebook, and of ``app.py --engine local``, whose
-server has loaded torch to check the hardware by then: there, set ``OMP_WAIT_POLICY=PASSIVE``
-before starting Python to get both cores. A policy the user set is kept.
+``app.py`` calls it first thing for ``--engine local``, and the engine process before its engine
+loads. Where torch is already loaded (the in-process engine in a notebook), the policy cannot
+change and the engine keeps to one core fewer; set ``OMP_WAIT_POLICY=PASSIVE`` before starting
+Python to get both cores there. A policy the user set is kept.
 
 No torch import here: this module is used before torch is loaded.
 """
