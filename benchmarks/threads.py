@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.report import cpu_model, update_doc
+from hunyuan_webui.engine.threads import usable_cores
 
 DOC_START, DOC_END = "<!-- bench-threads:start -->", "<!-- bench-threads:end -->"
 BURST = ("import time\nwhile True:\n    end = time.perf_counter() + 0.002\n"
@@ -106,7 +107,7 @@ def load_beside(kind: str, cores: int) -> Iterator[None]:
 
 
 def measure(model_dir: str, batch: int, steps: int, rounds: int) -> dict:
-    cores = len(os.sched_getaffinity(0))
+    cores = usable_cores()  # as the engine counts them
     results: dict[str, dict[str, list[float]]] = {}
     for r in range(rounds):
         for kind in LOADS:
