@@ -375,3 +375,14 @@ def test_the_key_may_come_as_a_token_parameter(keys_app, path, body):
         assert good.status_code == 200 and "Hello" in good.text
         header = c.post(path, json=body, headers={"Authorization": f"Bearer {KEY}"})
         assert header.status_code == 200 and header.json() == good.json() or path == "/deeplx"
+
+
+def test_markup_runs_copy_tags_and_ignored_elements():
+    from hunyuan_webui import markup
+
+    text = ('<p a="1">Tom &amp; Jerry<x>skip <x>inner</x> me</x><br>after</p>'
+            '<script>var a = "<b>";</script>')
+    cut = markup.runs(text, html_mode=True, ignore=frozenset({"x"}))
+    assert [r.text for r in cut if r.translate] == ["Tom & Jerry", "after"]
+    assert "".join(r.text if not r.translate else {"Tom & Jerry": "Tom &amp; Jerry"}.get(
+        r.text, r.text) for r in cut) == text

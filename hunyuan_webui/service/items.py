@@ -49,6 +49,7 @@ CONTEXT_UNUSED = ("This model has no context prompt (HY-MT1.5 and Hy-MT2 have): 
 class Run:
     text: str
     translate: bool
+    escape: bool = False  # markup text: its translation is escaped (&, <, >) on the way back
 
 
 def runs(text: str) -> list[Run]:
@@ -106,13 +107,15 @@ class ItemsResult:
         return info
 
 
-def item_sources(translator: Translator, items: Sequence[str], source: str) -> list[str]:
-    """The source language of each item: ``source`` unless it is ``auto``, else each item's
-    own, else (too short to tell) all the items' together; "" for an item with nothing to
-    translate."""
+def item_sources(translator: Translator, items: Sequence[str] | Sequence[Sequence[Run]],
+                 source: str) -> list[str]:
+    """The source language of each item (a text, or a text already cut into runs): ``source``
+    unless it is ``auto``, else each item's own, else (too short to tell) all the items'
+    together; "" for an item with nothing to translate."""
     if source != languages.AUTO:
         return [languages.normalize(source)] * len(items)
-    texts = ["".join(r.text for r in runs(item) if r.translate) for item in items]
+    texts = ["".join(r.text for r in (runs(item) if isinstance(item, str) else item)
+                     if r.translate) for item in items]
     together: str | None = None
     out = []
     for text in texts:
@@ -164,19 +167,32 @@ def translate_items(translator: Translator, items: Sequence[str], target: str,
     if sum(len(item) for item in items) > limit:
         raise InputTooLongError(f"The texts are {sum(len(i) for i in items):,} characters long "
                                 f"together; the limit is {limit:,}. Send fewer at a time.")
+    cut = [runs(item) for item in items]
+    sources = item_sources(translator, cut, languages.normalize_source(source))
+    return translate_runs(translator, cut, sources, target, options, glossary, context)
+
+
+def translate_runs(translator: Translator, cut: Sequence[Sequence[Run]], sources: Sequence[str],
+                   target: str, options: DecodingOptions | None = None,
+                   glossary: Sequence[tuple[str, str]] = (), context: str = "") -> ItemsResult:
+    """Translate the translatable runs of every item together, each item from its source, and
+    join each item's runs again."""
     target = languages.normalize(target)
-    source = languages.normalize_source(source)
     glossary, context, notices = usable(translator, glossary, context)
-    sources = item_sources(translator, items, source)
     options = options or translator.decoding(deterministic=True)
     mode = CONTEXT if context.strip() else TRANSLATE
-    cut = [runs(item) for item in items]
-    requests = [TranslationRequest(text=r.text, source_lang=src, target_lang=target,
-                                   options=options, mode=mode, glossary=tuple(glossary),
-                                   context=context)
+    requests = [TranslationRequest(text=r.text, source_lang=src or languages.AUTO,
+                                   target_lang=target, options=options, mode=mode,
+                                   glossary=glossary, context=context)
                 for pieces, src in zip(cut, sources) for r in pieces if r.translate]
     results = translator.translate_many(requests) if requests else []
     done = iter(results)
-    texts = ["".join(next(done).text if r.translate else r.text for r in pieces)
+    texts = ["".join(_back(next(done).text, r) if r.translate else r.text for r in pieces)
              for pieces in cut]
-    return ItemsResult(texts, sources, target, results, notices)
+    return ItemsResult(texts, list(sources), target, results, notices)
+
+
+def _back(translation: str, run: Run) -> str:
+    if run.escape:
+        return translation.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return translation
