@@ -12,6 +12,7 @@ a message that is not a translation request stays plain generation.
 from __future__ import annotations
 
 import json
+import logging
 
 import httpx
 import pytest
@@ -386,3 +387,17 @@ def test_markup_runs_copy_tags_and_ignored_elements():
     assert [r.text for r in cut if r.translate] == ["Tom & Jerry", "after"]
     assert "".join(r.text if not r.translate else {"Tom & Jerry": "Tom &amp; Jerry"}.get(
         r.text, r.text) for r in cut) == text
+
+
+@pytest.mark.slow
+def test_the_token_is_never_logged(keys_app, caplog):
+    with caplog.at_level(logging.DEBUG), keys_app.client() as c:
+        r = c.post("/kiss", params={"token": KEY}, json={"text": "你好", "to": "en"})
+        assert r.status_code == 200
+        bad = c.post("/kiss", params={"token": "sk-not-a-key-42"}, json={"text": "你好", "to": "en"})
+        assert bad.status_code == 401
+    # The server's own logs (the test's HTTP client logs its URLs itself).
+    server = "\n".join(r.getMessage() for r in caplog.records
+                       if r.name.startswith(("hunyuan_webui", "uvicorn")))
+    assert "/kiss" in server  # the request log saw both
+    assert KEY not in server and "sk-not-a-key-42" not in server

@@ -170,7 +170,8 @@ def create_router(translator: Translator) -> APIRouter:
         # Detection, segmentation, cache look-ups and engine admission are blocking work: off the
         # event loop.
         wanted = await anyio.to_thread.run_sync(translation_for, body, translator, options)
-        tool = None if wanted is not None else tool_request_for(body)
+        tool = None if wanted is not None else await anyio.to_thread.run_sync(
+            tool_request_for, body)  # long messages: a few regular expressions each
         ask = _Ask(body, request, who, _Answer(translator.spec.id))
         if wanted is not None:
             return await _serve_translation(translator, ask, wanted)
@@ -185,24 +186,8 @@ def create_router(translator: Translator) -> APIRouter:
     async def completions(body: CompletionRequest, request: Request, who: CallerDep) -> Any:
         """OpenAI's legacy completions: the prompt is read like a chat's user message (a
         translation prompt goes through the translator); anything else is plain generation."""
-        prompt = body.text()
-        if not prompt.strip():
-            raise InputError("The prompt has no text.")
-        ask = _Ask(body, request, who, _TextAnswer(translator.spec.id))
-        options = body.decoding(translator.spec.decoding)
-        found = prompts.recognize(prompt)
-        if found is not None and found.text.strip():
-            detected = await anyio.to_thread.run_sync(translator.detect, found.text)
-            if detected.code is not None:
-                return await _serve_translation(translator, ask, TranslationRequest(
-                    text=found.text, target_lang=found.target, source_lang=detected.code,
-                    options=options, mode="context" if found.context else "translate",
-                    glossary=found.glossary, context=found.context))
-        tool = (tool_prompts.from_options(prompt, body.translation_options)
-                if body.translation_options else tool_prompts.recognize(prompt))
-        if tool is not None:
-            return await _serve_tool(translator, ask, tool)
-        return await _serve_generation(translator, ask, prompt)
+        return await _completions(translator, body, _Ask(body, request, who,
+                                                          _TextAnswer(translator.spec.id)))
 
     return router
 
@@ -304,6 +289,28 @@ async def _serve_generation(translator: Translator, ask: _Ask, prompt: str) -> A
     finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
     return ask.answer.completion(text, finish, _usage(stream.usage.prompt_tokens,
                                                       stream.usage.completion_tokens))
+
+
+async def _completions(translator: Translator, body: CompletionRequest, ask: _Ask) -> Any:
+    """A legacy prompt, read like a chat's lone user message."""
+    prompt = body.text()
+    if not prompt.strip():
+        raise InputError("The prompt has no text.")
+    options = body.decoding(translator.spec.decoding)
+    found = await anyio.to_thread.run_sync(prompts.recognize, prompt)
+    if found is not None and found.text.strip():
+        detected = await anyio.to_thread.run_sync(translator.detect, found.text)
+        if detected.code is not None:
+            return await _serve_translation(translator, ask, TranslationRequest(
+                text=found.text, target_lang=found.target, source_lang=detected.code,
+                options=options, mode="context" if found.context else "translate",
+                glossary=found.glossary, context=found.context))
+    tool = (tool_prompts.from_options(prompt, body.translation_options)
+            if body.translation_options else
+            await anyio.to_thread.run_sync(tool_prompts.recognize, prompt))
+    if tool is not None:
+        return await _serve_tool(translator, ask, tool)
+    return await _serve_generation(translator, ask, prompt)
 
 
 # What ends a streamed answer, known once its text is done: the finish reason, extra fields of
