@@ -310,12 +310,12 @@ def test_immersive_custom_api(app):
 def test_kiss_custom_api_single_and_batch(app):
     with app.client() as c:
         r = c.post("/kiss", json={"text": "你好", "from": "auto", "to": "en"})
-        assert r.status_code == 200 and r.json() == {"text": "Hello", "src": "zh"}
+        assert r.status_code == 200 and r.json() == {"text": "Hello", "src": "zh-CN"}
         r = c.post("/kiss", json={"texts": ["谢谢。", "早上好。", "你叫什么名字？"], "from": "zh-CN",
                                   "to": "en"})
-        assert r.json() == [{"text": "Thank you.", "src": "zh"},
-                            {"text": "Good morning.", "src": "zh"},
-                            {"text": "What is your name?", "src": "zh"}]
+        assert r.json() == [{"text": "Thank you.", "src": "zh-CN"},
+                            {"text": "Good morning.", "src": "zh-CN"},
+                            {"text": "What is your name?", "src": "zh-CN"}]
 
 
 @pytest.mark.slow

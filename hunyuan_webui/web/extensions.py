@@ -39,6 +39,8 @@ from hunyuan_webui.web.schemas import MAX_LIST_ITEMS
 
 PATHS = ("/imme", "/kiss", "/deeplx", "/hcfy")
 HCFY_NAMES = {"zh": "中文(简体)", "zh-Hant": "中文(繁体)"}
+# Immersive Translate and KISS Translator write Chinese as zh-CN and zh-TW.
+BROWSER_CODES = {"zh": "zh-CN", "zh-Hant": "zh-TW"}
 
 
 _TEXT = {"type": "string", "examples": ["Good morning."]}
@@ -131,7 +133,7 @@ def create_router(translator: Translator) -> APIRouter:
         target = _code(body.get("target_lang"), "target_lang")
         source = _code(body.get("source_lang"), "source_lang", auto=True)
         done = await _translate(translator, request, who, texts, target, source)
-        return {"translations": [{"detected_source_lang": s, "text": t}
+        return {"translations": [{"detected_source_lang": BROWSER_CODES.get(s, s), "text": t}
                                  for t, s in zip(done.texts, done.sources)]}
 
     @router.post("/kiss", response_model=None, openapi_extra=_doc(KISS_FIELDS, ("to",)))
@@ -144,7 +146,8 @@ def create_router(translator: Translator) -> APIRouter:
         texts = _texts(texts, "text" if single else "texts")
         target, source = _code(body.get("to"), "to"), _code(body.get("from"), "from", auto=True)
         done = await _translate(translator, request, who, texts, target, source)
-        answers = [{"text": t, "src": s} for t, s in zip(done.texts, done.sources)]
+        answers = [{"text": t, "src": BROWSER_CODES.get(s, s)}
+                   for t, s in zip(done.texts, done.sources)]
         return answers[0] if single else answers
 
     @router.post("/deeplx", openapi_extra=_doc(DEEPLX_FIELDS, ("text", "target_lang")))
