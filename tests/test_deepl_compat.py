@@ -147,11 +147,40 @@ def test_forms_with_several_texts_and_deepl_style_errors(app):
         assert r.status_code == 400 and r.json() == {"message": "Malformed JSON body."}
 
 
-def test_tag_handling_is_refused_clearly_without_a_formatted_prompt(client):
-    with pytest.raises(deepl.DeepLException) as refused:
-        client.translate_text("<b>Thank you.</b>", target_lang="ZH", tag_handling="html")
-    assert refused.value.http_status_code == 400
-    assert "formatted-translation prompt (HY-MT1.5" in str(refused.value)
+HTML_DOCUMENT = (
+    '<!DOCTYPE html>\n<html lang="en"><head><title>Good morning.</title>'
+    "<style>p { color: red; }</style></head>\n<body>\n<div class=\"note\">"
+    "<h1>Thank you very much.</h1>\n<ul><li><a href=\"/x?a=1&amp;b=2\"><b>Good morning."
+    "</b></a></li><li><span>The weather is nice today.</span><br/></li></ul>"
+    '<p translate="no">Good morning.</p><!-- Good morning. -->'
+    "<p><code>Thank you very much.</code></p></div>\n</body></html>")
+HTML_EXPECTED = HTML_DOCUMENT.replace("<title>Good morning.", "<title>Guten Morgen.").replace(
+    "<h1>Thank you very much.", "<h1>Vielen Dank.").replace(
+    "<b>Good morning.", "<b>Guten Morgen.").replace(
+    "<span>The weather is nice today.", "<span>Das Wetter ist heute schön.")
+
+
+def test_tag_handling_keeps_every_tag_of_a_nested_html_document_on_any_model(client):
+    """The demo model has no formatted prompt: the tags are copied in order, the text between them
+    translated; style, translate="no", comments and ignore_tags (code) are left alone."""
+    result = client.translate_text(HTML_DOCUMENT, source_lang="EN", target_lang="DE",
+                                   tag_handling="html", ignore_tags=["code"],
+                                   outline_detection=False, non_splitting_tags=["b"])
+    assert result.text == HTML_EXPECTED
+    xml = '<doc><t id="1">Thank you.</t><t id="2"><x/>See you tomorrow.</t></doc>'
+    result = client.translate_text(xml, target_lang="JA", tag_handling="xml")
+    assert result.text == ('<doc><t id="1">ありがとうございます。</t><t id="2"><x/>また明日。</t>'
+                           "</doc>")
+    assert result.detected_source_lang == "EN"
+
+
+def test_markup_parameters_are_checked(app):
+    with app.client() as c:
+        for extra, message in [({"outline_detection": "maybe"}, "'outline_detection'"),
+                               ({"ignore_tags": [3]}, "'ignore_tags'")]:
+            r = c.post("/v2/translate", json={"text": ["<b>Thank you.</b>"], "target_lang": "ZH",
+                                              "tag_handling": "html", **extra})
+            assert r.status_code == 400 and message in r.json()["message"]
 
 
 class FormattedModel(RecordingEngine):
@@ -173,10 +202,12 @@ def test_tag_handling_is_the_formatted_mode_where_the_model_has_it(engine):
         result = dl.translate_text("<b>Thank you.</b>", source_lang="EN", target_lang="ZH",
                                    tag_handling="xml")
     # The demo model never learnt the formatted prompt: its answer is checked, found to have lost
-    # the tags, and the bare text is translated instead (what the formatted mode does).
+    # the tags, and the text between the tags is translated instead.
     assert recorder.prompts[0] == (
         "将以下<source></source>之间的文本翻译为中文，注意只需要输出翻译后的结果，不要额外解释，"
         "原文中的<sn></sn>标签表示标签内文本包含格式信息，需要在译文中相应的位置尽量保留该标签。"
         "输出格式为：<target>str</target>\n\n<source><s1>Thank you.</s1></source>")
     assert not any("<b>" in prompt for prompt in recorder.prompts)
-    assert result.text == "谢谢。"
+    # The tags that the formatted answer lost are put back: the text between them is translated
+    # on its own.
+    assert result.text == "<b>谢谢。</b>"

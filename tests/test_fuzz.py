@@ -30,14 +30,15 @@ from hunyuan_webui.engine import DecodingOptions
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
-IN_SCOPE = r"^/(v1/.+|v2/.+|translate|detect|languages)$"
+IN_SCOPE = r"^/(v1/.+|v2/.+|translate|detect|languages|imme|kiss|deeplx|hcfy)$"
 OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/languages"),
               ("POST", "/translate"), ("POST", "/detect"), ("GET", "/languages"),
               ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
               ("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
               ("GET", "/v1/models/{model}"), ("POST", "/v2/translate"), ("GET", "/v2/languages"),
               ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage"),
-              ("GET", "/v1/model")]
+              ("GET", "/v1/model"), ("POST", "/v1/completions"), ("POST", "/imme"),
+              ("POST", "/kiss"), ("POST", "/deeplx"), ("POST", "/hcfy")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
 OPTION_NAMES = {f.name for f in dataclasses.fields(DecodingOptions)}

@@ -38,10 +38,11 @@ from hunyuan_webui.web.fonts import FONT_ROUTES
 RouteKind = Literal["open", "api", "body_key", "page"]
 OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/languages",
                          "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}) | FONT_ROUTES
-# Routes whose clients may send the key in the body (LibreTranslate's api_key, DeepL's older
-# auth_key): the route checks it; the Gatekeeper counts only a key sent in a header.
+# Routes whose clients may send the key in the body or the query (LibreTranslate's api_key,
+# DeepL's older auth_key, the extensions' token parameter): the route checks it; the Gatekeeper
+# counts only a key sent in a header.
 BODY_KEY_ROUTES = frozenset({"/translate", "/detect", "/v2/translate", "/v2/usage",
-                             "/v2/languages"})
+                             "/v2/languages", "/imme", "/kiss", "/deeplx", "/hcfy"})
 KEY_REQUIRED = "An API key is required: send 'Authorization: Bearer <key>'."
 PAGE_CLOSED = ("This translator's page needs an API key (send 'Authorization: Bearer <key>'). "
                "Its operator can open the page with --open-page or put it behind --auth.")

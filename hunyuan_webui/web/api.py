@@ -20,7 +20,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.web import deepl, fonts, libretranslate, ops, v1
+from hunyuan_webui.web import deepl, extensions, fonts, libretranslate, ops, v1
 from hunyuan_webui.web import openai as openai_routes
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.metrics import Metrics
@@ -73,6 +73,7 @@ def create_api(translator: Translator, settings: Settings, *,
     app.include_router(libretranslate.create_router(translator, access))
     app.include_router(openai_routes.create_router(translator))
     app.include_router(deepl.create_router(translator))
+    app.include_router(extensions.create_router(translator))
     app.include_router(fonts.create_router(fonts.installed()))
     # Refusals at the Gatekeeper, in the shape each protocol's clients read.
     app.state.error_shapes = [(("/v1/chat/", "/v1/models"), openai_routes.error_shape),

@@ -3,9 +3,10 @@
 custom server URL) work unchanged.
 
 DeepL's language codes map onto ours (``EN-US``/``EN-GB`` -> en, ``PT-BR``/``PT-PT`` -> pt,
-``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the rest by code); ``tag_handling`` becomes the
-formatted mode where the model has that prompt and is refused otherwise; ``context`` becomes the
-context mode. Keys come as ``Authorization: DeepL-Auth-Key K`` (or ``Bearer K``, or the old
+``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the rest by code); ``tag_handling=html|xml``
+works on every model (:mod:`hunyuan_webui.markup`: every tag kept, the text between translated;
+``ignore_tags`` honoured; the formatted prompt first where the model has one); ``context`` becomes
+the context mode. Keys come as ``Authorization: DeepL-Auth-Key K`` (or ``Bearer K``, or the old
 ``auth_key`` parameter) and go through the same key check and limits as every other route. Errors
 are DeepL's: ``{"message": ...}`` with its status codes (403 for a bad key, 456 for a spent
 character allowance, 429 for too many requests), converted in one place, :class:`DeepLRoute`.
@@ -20,17 +21,17 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Request
 
-from hunyuan_webui import languages
+from hunyuan_webui import languages, markup
+from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import (
     AuthError,
     InputError,
     RateLimitError,
     TranslatorError,
     UnknownLanguageError,
-    UnsupportedModeError,
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
 from hunyuan_webui.web.access import AccessControl, Caller
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
@@ -160,6 +161,10 @@ TRANSLATE_FIELDS = {
     "source_lang": {"type": "string", "examples": ["EN"]},
     "tag_handling": {"type": "string", "enum": ["html", "xml"]},
     "context": {"type": "string"}, "formality": {"type": "string"},
+    "ignore_tags": {"type": "array", "items": {"type": "string"}},
+    "non_splitting_tags": {"type": "array", "items": {"type": "string"}},
+    "splitting_tags": {"type": "array", "items": {"type": "string"}},
+    "outline_detection": {"type": "boolean"},
 }
 
 
@@ -180,25 +185,28 @@ def create_router(translator: Translator) -> APIRouter:
         target = ours(target_code, "target_lang")
         given = _one(params, "source_lang")
         source = ours(given, "source_lang") if given else languages.AUTO
-        mode, context = _mode(params, translator)
-        if params.get("glossary_id") or params.get("glossary_ids"):
-            raise InputError("Glossaries are not kept here. This server's own API takes term "
-                             "pairs: POST /v1/translate with options.glossary.")
+        mode, context = _mode(params)
+        tags = _tag_handling(params)
         _charge(request, who, sum(len(t) for t in texts))
 
-        def translate_all() -> list[TranslationResult]:  # detection too: off the event loop
-            sources = _sources(translator, texts, source)
+        def translate_all() -> tuple[list[tuple[str, str]], list[TranslationResult]]:
+            # detection too: off the event loop
             greedy = translator.decoding(deterministic=True)  # the model's repetition penalty
-            return translator.translate_many([
+            if tags:
+                return _translate_markup(translator, texts, source, target, greedy, params,
+                                         context)
+            sources = _sources(translator, texts, source)
+            results = translator.translate_many([
                 TranslationRequest(text=t, source_lang=s, target_lang=target, options=greedy,
                                    mode=mode, context=context) for t, s in zip(texts, sources)])
+            return [(r.text, r.source_lang) for r in results], results
 
-        results = await anyio.to_thread.run_sync(translate_all)
+        answers, results = await anyio.to_thread.run_sync(translate_all)
         for result in results:
             request.app.state.metrics.observe_result(result)
         return {"translations": [
-            {"detected_source_language": source_code(r.source_lang), "text": r.text,
-             "billed_characters": len(t)} for t, r in zip(texts, results)]}
+            {"detected_source_language": source_code(s or languages.AUTO), "text": a,
+             "billed_characters": len(t)} for t, (a, s) in zip(texts, answers)]}
 
     @router.get("/v2/languages")
     @router.post("/v2/languages", operation_id="deepl_languages_post")
@@ -233,25 +241,61 @@ def _texts(params: dict[str, list[Any]]) -> list[str]:
     return texts
 
 
-def _mode(params: dict[str, list[Any]], translator: Translator) -> tuple[str, str]:
+def _mode(params: dict[str, list[Any]]) -> tuple[str, str]:
     """The translation mode and context DeepL's parameters ask for."""
     formality = _one(params, "formality")
     if formality and formality.lower() not in FORMALITY_OK:
         if formality.lower() in ("more", "less"):
             raise InputError("'formality' is not supported for given 'target_lang'.")
         raise InputError("Value for 'formality' not supported.")
+    if params.get("glossary_id") or params.get("glossary_ids"):
+        raise InputError("Glossaries are not kept here. This server's own API takes term "
+                         "pairs: POST /v1/translate with options.glossary.")
     context = _one(params, "context") or ""
-    tags = _one(params, "tag_handling")
-    if not tags:
-        return ("context" if context.strip() else TRANSLATE), context
-    if tags not in ("html", "xml"):
+    return ("context" if context.strip() else TRANSLATE), context
+
+
+def _tag_handling(params: dict[str, list[Any]]) -> str:
+    """``html``, ``xml`` or "" (plain text); the markup parameters checked."""
+    tags = _one(params, "tag_handling") or ""
+    if tags and tags not in ("html", "xml"):
         raise InputError("Value for 'tag_handling' not supported.")
-    spec = translator.spec
-    if not spec.supports(FORMATTED):
-        raise UnsupportedModeError(
-            f"tag_handling={tags} needs a model with a formatted-translation prompt (HY-MT1.5, "
-            f"e.g. --model tencent/HY-MT1.5-7B); {spec.id} has none. Send plain text instead.")
-    return "formatted", ""
+    outline = params.get("outline_detection")
+    if outline and str(outline[0]).lower() not in ("0", "1", "true", "false"):
+        raise InputError("Value for 'outline_detection' not supported.")
+    for name in ("ignore_tags", "splitting_tags", "non_splitting_tags"):
+        if not all(isinstance(v, str) for v in params.get(name) or []):
+            raise InputError(f"Value for '{name}' not supported.")
+    return tags
+
+
+def _translate_markup(translator: Translator, texts: list[str], source: str, target: str,
+                      options: DecodingOptions, params: dict[str, list[Any]],
+                      context: str) -> tuple[list[tuple[str, str]], list[TranslationResult]]:
+    """Markup on any model: tags and ignored elements copied, the text between them translated.
+    A model with the formatted prompt translates each text whole first (in context); a text
+    whose tags did not all come back is translated run by run instead."""
+    html_mode = _one(params, "tag_handling") == "html"
+    ignore = markup.tag_names(params.get("ignore_tags"))
+    ignore = frozenset(t.lower() for t in ignore) if html_mode else ignore
+    cut = [markup.runs(t, html_mode, ignore) for t in texts]
+    sources = items.item_sources(translator, cut, source)
+    out: list[str | None] = [t if not s else None for t, s in zip(texts, sources)]
+    results: list[TranslationResult] = []
+    if translator.spec.supports(FORMATTED) and not ignore:
+        todo = [i for i, o in enumerate(out) if o is None]
+        results = translator.translate_many([TranslationRequest(
+            text=texts[i], source_lang=sources[i], target_lang=target, options=options,
+            mode=FORMATTED) for i in todo])
+        for i, result in zip(todo, results):
+            if markup.tag_sequence(result.text) == markup.tag_sequence(texts[i]):
+                out[i] = result.text
+    todo = [i for i, o in enumerate(out) if o is None]
+    done = items.translate_runs(translator, [cut[i] for i in todo], [sources[i] for i in todo],
+                                target, options, context=context)
+    for i, text in zip(todo, done.texts):
+        out[i] = text
+    return [(o or "", s) for o, s in zip(out, sources)], [*results, *done.results]
 
 
 def _sources(translator: Translator, texts: list[str], source: str) -> list[str]:

@@ -4,11 +4,13 @@ the model takes, and ``stop`` strings applied to streamed text."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from hunyuan_webui import prompts
+from hunyuan_webui import prompts, tool_prompts
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.service import TranslationRequest, Translator
@@ -47,15 +49,13 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
-class ChatRequest(BaseModel):
-    """OpenAI's fields; others (user, metadata, presence_penalty...) are accepted and ignored."""
+class Sampling(BaseModel):
+    """The fields chat and legacy completions share; others (user, metadata,
+    presence_penalty...) are accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
 
     model: str = Field("", description="Any name: one model is served (see /v1/models).")
-    messages: list[ChatMessage] = Field(min_length=1, examples=[[{
-        "role": "user", "content": "Translate the following segment into English, without "
-        "additional explanation.\n\nBonjour."}]])
     stream: bool = False
     stream_options: StreamOptions | None = None
     temperature: float | None = Field(None, ge=0, le=2, description="0 = greedy (cached).")
@@ -100,6 +100,52 @@ class ChatRequest(BaseModel):
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or [])
         return [s for s in stops if s]
 
+    def tool_decoding(self, defaults: DecodingOptions | None = None) -> DecodingOptions:
+        """:meth:`decoding` for a tool's translation request: greedy (and so cached) unless the
+        request sets a temperature itself."""
+        options = self.decoding(defaults)
+        return options if self.temperature is not None else replace(options, deterministic=True)
+
+
+class ChatRequest(Sampling):
+    """OpenAI's chat completions request."""
+
+    messages: list[ChatMessage] = Field(min_length=1, examples=[[{
+        "role": "user", "content": "Translate the following segment into English, without "
+        "additional explanation.\n\nBonjour."}]])
+    translation_options: dict[str, Any] | None = Field(
+        None, description="Qwen-MT's convention: source_lang, target_lang, terms, domains; the "
+        "user message is then the text.")
+
+
+class CompletionRequest(Sampling):
+    """OpenAI's legacy completions request: one prompt (a list of one is accepted)."""
+
+    prompt: str | list[str] = Field(examples=["Translate to German: Good morning."])
+    echo: bool = False
+    suffix: str | None = None
+    translation_options: dict[str, Any] | None = None
+
+    def text(self) -> str:
+        if self.echo or self.suffix:
+            raise InputError("echo and suffix are not supported.")
+        if isinstance(self.prompt, list):
+            if len(self.prompt) != 1:
+                raise InputError("Send one prompt per request.")
+            return unwrap(self.prompt[0])
+        return unwrap(self.prompt)
+
+
+# openai-translator's legacy-completions wrapping of its chat message (abstract-openai.ts).
+_IM_WRAP = regex.compile(r"\s*<\|im_start\|>user\n(?P<body>.*?)\n?<\|im_end\|>\s*"
+                         r"(?:<\|im_start\|>assistant\n?)?\s*", regex.S)
+
+
+def unwrap(prompt: str) -> str:
+    """A legacy prompt without a ChatML wrapper around one user message."""
+    match = _IM_WRAP.fullmatch(prompt)
+    return match["body"] if match else prompt
+
 
 def translation_for(body: ChatRequest, translator: Translator,
                     options: DecodingOptions) -> TranslationRequest | None:
@@ -120,6 +166,19 @@ def translation_for(body: ChatRequest, translator: Translator,
     return TranslationRequest(text=found.text, target_lang=found.target, source_lang=detected,
                               options=options, mode="context" if found.context else "translate",
                               glossary=found.glossary, context=found.context)
+
+
+def tool_request_for(body: ChatRequest) -> tool_prompts.ToolRequest | None:
+    """The translation a tool's own prompt (or Qwen-MT's ``translation_options``) asks for, or
+    None. The system messages count only for a lone user turn (not a conversation)."""
+    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
+    if last is None:
+        return None
+    if body.translation_options:
+        return tool_prompts.from_options(last.text(), body.translation_options)
+    turns = [m for m in body.messages if m.role not in SYSTEM_ROLES]
+    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES] if len(turns) == 1 else []
+    return tool_prompts.recognize(last.text(), system)
 
 
 def fold(messages: list[ChatMessage]) -> str:
