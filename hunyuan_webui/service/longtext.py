@@ -145,7 +145,10 @@ class LongText:
             return self.start()._first
         # Every part after the first keeps the first part's source language (detected or not).
         self._job = self.translator.start(replace(request, source_lang=results[0].source_lang))
-        return None if self._cancelled else self._job
+        if self._cancelled:  # cancelled while this part started: it must not run on
+            self._job.cancel()
+            return None
+        return self._job
 
 
 def combine(results: list[TranslationResult], text: str, started: float,
