@@ -99,6 +99,13 @@ class Names:
 
             return streamed
 
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awaited(*args: Any, **kwargs: Any) -> Any:
+                return self.write(await fn(*convert(args), **kwargs))
+
+            return awaited
+
         @functools.wraps(fn)
         def answered(*args: Any, **kwargs: Any) -> Any:
             return self.write(fn(*convert(args), **kwargs))
