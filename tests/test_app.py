@@ -84,7 +84,7 @@ def test_translate_endpoint_detects_the_source(client):
 
 @pytest.mark.parametrize("args, message", [
     (("hello", "en", "xx"), "Unknown language code 'xx'"),
-    (("x" * 201, "en", "zh"), "the limit is 200"),
+    (("x" * 2001, "en", "zh"), "the limit is 2,000"),  # ten parts of --max-input-chars
 ])
 def test_errors_reach_the_client_as_readable_messages(client, args, message):
     with pytest.raises(Exception) as err:

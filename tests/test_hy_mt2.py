@@ -206,6 +206,7 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     import asyncio
 
     from hunyuan_webui.web.ui import TranslatorUI
+    from hunyuan_webui.web.ui_form import TextForm
     from hunyuan_webui.web.ui_layout import MODES_SHOWN, _mode_label, _modes_markdown
 
     translator, rec = make(engine, demo_settings, "tencent/Hunyuan-MT-7B")
@@ -213,11 +214,13 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     assert read(_modes_markdown(translator.spec)) == (
         "**demo-model** has only the plain translation prompt: the other modes use it, with a "
         "notice saying what was left out.")
-    out = asyncio.run(_last(ui.translate(
-        "谢谢。", "zh", "en", True, 0.7, 0.6, 20, 1.05, 0, "style", "", "formal", "", "",
-        None, False, False, [], progress=lambda *a, **k: None)))
-    assert out[0] == "Thank you."
-    assert "This model has no style prompt (Hy-MT2 has): the style was not used." in out[2]
+    form = TextForm(text="谢谢。", source="zh", target="en", deterministic=True,
+                    temperature=0.7, top_p=0.6, top_k=20, repetition=1.05, mode="style",
+                    style="formal", history=[])
+    out = asyncio.run(_last(ui.translate(form, progress=lambda *a, **k: None)))
+    assert out["output"] == "Thank you."
+    assert ("This model has no style prompt (Hy-MT2 has): the style was not used."
+            in out["progress"])
     spec = make(engine, demo_settings)[0].spec
     assert read(_modes_markdown(spec)) == (
         "**demo-model** has prompts of its own for the modes marked ✓; the others use its plain "

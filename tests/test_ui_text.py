@@ -6,8 +6,8 @@ from __future__ import annotations
 import string
 
 from hunyuan_webui import notebook, romanize
+from hunyuan_webui.service.parts import split_parts
 from hunyuan_webui.web.ui_errors import for_visitor
-from hunyuan_webui.web.ui_parts import split_parts
 from hunyuan_webui.web.ui_text import LABELS, MESSAGES, say, ui_lang
 
 

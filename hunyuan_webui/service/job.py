@@ -14,7 +14,7 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from hunyuan_webui import modes
 from hunyuan_webui.detect import Detection
@@ -128,9 +128,19 @@ class Job:
 
 
 _DONE = object()
+U = TypeVar("U", covariant=True)
 
 
-async def batched_updates(job: Job, every: float = 0.0) -> AsyncIterator[list[Update]]:
+class Running(Protocol[U]):
+    """What :func:`batched_updates` reads: a :class:`Job`, or a long text's parts
+    (:class:`~hunyuan_webui.service.longtext.LongText`); each update has a ``result``."""
+
+    def __iter__(self) -> Iterator[U]: ...
+
+    def cancel(self) -> None: ...
+
+
+async def batched_updates(job: Running[U], every: float = 0.0) -> AsyncIterator[list[U]]:
     """A job's updates, read by one worker thread for the whole request and handed to the event
     loop in batches (all that arrived since the last read); the job is cancelled if the reader
     goes away. One thread per stream rather than a thread-pool hop per token: the hop measured
@@ -163,7 +173,7 @@ async def batched_updates(job: Job, every: float = 0.0) -> AsyncIterator[list[Up
             batch = [await queue.get()]
             while not queue.empty():
                 batch.append(queue.get_nowait())
-            updates = []
+            updates: list[Any] = []
             for item in batch:
                 if isinstance(item, BaseException):
                     raise item
@@ -174,7 +184,7 @@ async def batched_updates(job: Job, every: float = 0.0) -> AsyncIterator[list[Up
                 updates.append(item)
             taken = loop.time()
             yield updates
-            if every > 0 and updates[-1].result is None:
+            if every > 0 and getattr(updates[-1], "result", None) is None:
                 await asyncio.sleep(every - (loop.time() - taken))
     finally:
         job.cancel()

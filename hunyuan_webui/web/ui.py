@@ -5,7 +5,9 @@ in :mod:`ui_text`, its scripts and styles in :mod:`ui_client`. Every model-bound
 ``concurrency_id`` whose limit comes from the settings. The one stable programmatic endpoint is
 ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User errors
 become ``gr.Error`` in the listeners' wrapper (:mod:`ui_errors`), in the visitor's UI language.
-A text longer than one request may be is translated in parts (:mod:`ui_parts`). Every
+A text longer than one request may be is translated in parts by the service
+(:class:`~hunyuan_webui.service.LongText`), as ``POST /v1/translate`` translates it; a file by its
+file job (:mod:`ui_files`). Listeners read and answer by name (:mod:`ui_form`). Every
 translation counts against the visitor's key or its visitor limits (:mod:`access`).
 """
 
@@ -13,23 +15,27 @@ from __future__ import annotations
 
 import html
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
-import anyio
 import gradio as gr
 
 from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import DecodingOptions, EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.modes import TRANSLATE
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
-from hunyuan_webui.service.job import Update, batched_updates
+from hunyuan_webui.service import (
+    LongText,
+    PartUpdate,
+    TranslationRequest,
+    TranslationResult,
+    Translator,
+)
+from hunyuan_webui.service.longtext import max_chars
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.security import Redactor
 from hunyuan_webui.web.ui_errors import friendly
 from hunyuan_webui.web.ui_files import FileListeners
-from hunyuan_webui.web.ui_parts import split_parts
+from hunyuan_webui.web.ui_form import TextForm
 from hunyuan_webui.web.ui_report import (
     detection_markdown,
     extras_markdown,
@@ -47,11 +53,9 @@ STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status poll
 # redraw costs the web server a Gradio message (a diff, JSON, an SSE event), and on a 2-core machine
 # that CPU is taken from decoding. 20 per second still reads as a continuous stream.
 PAGE_REDRAW_S = 0.05
-PAGE_PARTS = 10  # the page takes up to this many times --max-input-chars, translated in parts
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
              "load_glossary", "swap", "restore", "export_history")
-_JOIN_WITHOUT_SPACE = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "km", "my", "bo"})
 
 
 def options_from(deterministic: bool, temperature: float, top_p: float, top_k: float,
@@ -78,7 +82,8 @@ class TranslatorUI(FileListeners):
 
     @property
     def page_limit(self) -> int:
-        return self.translator.settings.max_input_chars * PAGE_PARTS
+        """The longest text the page takes: the service's, as for every protocol."""
+        return max_chars(self.translator)
 
     # -- translation ------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
@@ -87,94 +92,70 @@ class TranslatorUI(FileListeners):
         # The page's own defaults (the model card's decoding, the phrase cache on).
         request = TranslationRequest(text=text, source_lang=source_lang, target_lang=target_lang)
         self._admit(visitor, text)
-        async for updates in self._run(request):
-            yield updates[-1].text
+        async for update in self._run(request):
+            yield update.text
 
-    async def translate(self, text: str, source: str, target: str, deterministic: bool,
-                        temperature: float, top_p: float, top_k: float,
-                        repetition_penalty: float, max_new_tokens: float, mode: str,
-                        context: str, style: str, instructions: str, data_format: str,
-                        glossary: Any, show_candidates: bool, romanize: bool,
-                        history: list[list[str]] | None, use_cache: bool = True,
-                        visitor: gr.Request | None = None,
+    async def translate(self, form: TextForm, visitor: gr.Request | None = None,
                         progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
-                        ) -> AsyncIterator[tuple[Any, ...]]:
-        """``use_cache`` is False for Retranslate: a fresh answer, which replaces the cached one.
-        Outputs: translation, detected line, progress line, history (browser), history table,
-        extras, detected code, romanization."""
-        lang, text = ui_lang(visitor), text or ""
+                        ) -> AsyncIterator[dict[str, Any]]:
+        """The Translate button (Retranslate: ``form.fresh``, a fresh answer that replaces the
+        cached one). Yields what changes, by name (:class:`~hunyuan_webui.web.ui_form.Names`)."""
+        lang, text = ui_lang(visitor), form.text or ""
         if len(text) > self.page_limit:
             raise gr.Error(say(lang, "too_long", chars=len(text), limit=self.page_limit),
                            print_exception=False)
         self._admit(visitor, text)
-        template = TranslationRequest(
-            text="", source_lang=source, target_lang=target,
-            options=self._options(deterministic, temperature, top_p, top_k, repetition_penalty,
-                                  max_new_tokens),
-            mode=mode or TRANSLATE, context=context or "", glossary=self._glossary(glossary),
-            cache=bool(use_cache), style=style or "", instructions=self._instructions(instructions),
-            data_format=data_format or "")
-        parts = await anyio.to_thread.run_sync(self._split, text)
-        done, first, result = "", None, None
-        yield (gr.skip(),) * 2 + (say(lang, "translating") + "…",) + (gr.skip(),) * 5
-        for number, part in enumerate(parts, 1):
-            # Every part after the first keeps the first part's detected source language.
-            request = replace(template, text=part)
-            if first is not None and source == languages.AUTO:
-                request = replace(request, source_lang=first.source_lang)
-            async for updates in self._run(request):
-                update = updates[-1]
-                if update.result is None:
-                    line = self._progress_line(lang, update, number, len(parts), progress)
-                    yield (done + update.text, gr.skip(), line) + (gr.skip(),) * 5
-                else:
-                    result = update.result
-            first = first or result
-            done += result.text + _separator(part, target, last=number == len(parts))
-        yield self._finished(lang, text, done, first, result, source, target, len(parts),
-                             bool(show_candidates), bool(romanize), list(history or []))
+        request = TranslationRequest(
+            text=text, source_lang=form.source, target_lang=form.target,
+            options=self._options(form), mode=form.mode or TRANSLATE,
+            context=form.context or "", glossary=self._glossary(form.glossary),
+            cache=not form.fresh, style=form.style or "",
+            instructions=self._instructions(form.instructions),
+            data_format=form.data_format or "")
+        yield {"progress": say(lang, "translating") + "…"}
+        async for update in self._run(request):
+            if update.result is None:
+                yield {"output": update.text,
+                       "progress": self._progress_line(lang, update, progress)}
+            else:
+                yield self._finished(lang, form, update.result, update.parts)
 
-    def _finished(self, lang: str, text: str, done: str, first: TranslationResult,
-                  result: TranslationResult, source: str, target: str, parts: int,
-                  show_candidates: bool, romanize: bool, history: list[list[str]]
-                  ) -> tuple[Any, ...]:
+    def _finished(self, lang: str, form: TextForm, result: TranslationResult,
+                  parts: int) -> dict[str, Any]:
+        done, history = result.text, list(form.history or [])
         if done.strip():
-            pair = f"{first.source_lang} → {target}"
-            history.insert(0, [text, done, pair, first.source_lang, target])
+            pair = f"{result.source_lang} → {form.target}"
+            history.insert(0, [form.text, done, pair, result.source_lang, form.target])
         history = history[:HISTORY_LIMIT]
-        return (done, detection_markdown(first, source, lang),
-                last_run_markdown(result, lang, parts), history, history_rows(history, lang),
-                extras_markdown(result, show_candidates, lang),
-                first.source_lang if first.detection else "",
-                romanized_markdown(done, target, romanize))
-
-    def _split(self, text: str) -> list[str]:
-        settings = self.translator.settings
-        return split_parts(text, settings.max_input_chars, settings.max_input_tokens,
-                           self.translator.engine.count_tokens) or [""]
+        return {"output": done, "detected": detection_markdown(result, form.source, lang),
+                "progress": last_run_markdown(result, lang, parts), "history": history,
+                "table": history_rows(history, lang),
+                "extras": extras_markdown(result, bool(form.show_candidates), lang),
+                "detected_code": result.source_lang if result.detection else "",
+                "romanized": romanized_markdown(done, form.target, bool(form.romanize))}
 
     @staticmethod
-    def _progress_line(lang: str, update: Update, number: int, parts: int,
-                       progress: gr.Progress) -> str:
+    def _progress_line(lang: str, update: PartUpdate, progress: gr.Progress) -> str:
         done, total = update.done_segments, update.total_segments
-        if parts > 1:  # a long paste: its parts count
-            done, total = number - 1, parts
+        if update.parts > 1:  # a long paste: its parts count
+            done, total = update.part - 1, update.parts
         elif total <= 1:
             return say(lang, "translating") + "…"
         progress((done, total), desc=say(lang, "translating"), unit="segments")
         return say(lang, "segment", done=done + 1, total=total)
 
-    async def _run(self, request: TranslationRequest) -> AsyncIterator[list[Update]]:
-        """The job's updates in batches: all that arrived since the page last took one. Async, so
-        Gradio runs it on its event loop instead of one thread-pool hop per token."""
-        job = None
+    async def _run(self, request: TranslationRequest) -> AsyncIterator[PartUpdate]:
+        """The service's long-text operation (one part when the text fits one request), read in
+        batches paced for the page: the last update of each. Async, so Gradio runs it on its
+        event loop instead of one thread-pool hop per token."""
+        text = None
         try:
-            job = await anyio.to_thread.run_sync(self.translator.start, request)  # cache I/O
-            async for updates in batched_updates(job, every=PAGE_REDRAW_S):
-                yield updates
+            text = await LongText.open(self.translator, request)
+            async for updates in text.updates(every=PAGE_REDRAW_S):
+                yield updates[-1]
         finally:  # also when Gradio cancels this generator (Stop button, closed tab)
-            if job is not None:
-                job.cancel()
+            if text is not None:
+                text.cancel()
 
     @staticmethod
     def _instructions(text: str | None) -> tuple[str, ...]:
@@ -183,9 +164,17 @@ class TranslatorUI(FileListeners):
         except TranslatorError as exc:
             raise gr.Error(exc.user_message) from None
 
-    def _options(self, *values: Any) -> DecodingOptions:
+    def _options(self, form: TextForm) -> DecodingOptions:
+        model = self.translator.spec.decoding
+
+        def given(value: float | None, default: float) -> float:
+            return default if value is None else value
+
         try:
-            return options_from(*values)
+            return options_from(form.deterministic, given(form.temperature, model.temperature),
+                                given(form.top_p, model.top_p), given(form.top_k, model.top_k),
+                                given(form.repetition, model.repetition_penalty),
+                                form.max_new or 0)
         except TranslatorError as exc:
             raise gr.Error(exc.user_message) from None
 
@@ -217,17 +206,17 @@ class TranslatorUI(FileListeners):
         return say(ui_lang(visitor), "stopped") if (line or "").endswith("…") else gr.skip()
 
     def swap(self, source: str, target: str, detected: str, text: str, output: str,
-             visitor: gr.Request | None = None) -> tuple[Any, ...]:
-        """Swap the pair and the texts (the translation becomes the text to translate)."""
+             visitor: gr.Request | None = None) -> dict[str, Any]:
+        """Swap the pair and the texts (the translation becomes the text to translate); without
+        a translation, the texts stay."""
         if source == languages.AUTO:
             source = detected or None
             if source is None and (text or "").strip():
                 source = self.translator.detect(text).code
             if source is None:  # nothing to go by: the other side of the usual pair
                 source = "zh" if target != "zh" else "en"
-        if output:
-            return target, source, output, "", "", ""
-        return target, source, gr.skip(), gr.skip(), "", ""
+        swapped = {"source": target, "target": source, "detected": "", "romanized": ""}
+        return {**swapped, "text": output, "output": ""} if output else swapped
 
     @staticmethod
     def output_direction(target: str) -> Any:
@@ -250,21 +239,13 @@ class TranslatorUI(FileListeners):
         return [], history_rows([], ui_lang(visitor))
 
     @staticmethod
-    def restore(history: list[list[str]] | None, evt: gr.SelectData) -> tuple[Any, ...]:
+    def restore(history: list[list[str]] | None, evt: gr.SelectData) -> dict[str, Any]:
         """A history row back in the boxes, with its language pair."""
         rows = history or []
         row = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
         if not rows or row is None or row >= len(rows):
-            return (gr.skip(),) * 4
+            return {}
         text, translation, _pair, source, target = (list(rows[row]) + [""] * 5)[:5]
-        return (text, translation, source or gr.skip(), target or gr.skip())
-
-
-def _separator(part: str, target: str, last: bool) -> str:
-    """What joins a part's translation to the next: the part's own trailing whitespace, or a
-    space between sentences of a language written with spaces."""
-    trail = part[len(part.rstrip()):]
-    if trail or last:
-        return trail
-    return "" if target in _JOIN_WITHOUT_SPACE else " "
+        pair = {"source": source, "target": target}
+        return {"text": text, "output": translation, **{k: v for k, v in pair.items() if v}}
 

@@ -3,7 +3,8 @@
 Model-bound events share one ``concurrency_id`` (:data:`MODEL_EVENTS`) whose limit comes from the
 settings; everything else is unqueued and private (not part of the page's API). The status line
 is polled every ``STATUS_POLL_S`` seconds per tab (2 s while the model loads) and refreshed on load and after each
-translation; it also enables Translate once the model is ready.
+translation; it also enables Translate once the model is ready. Listeners that answer with what
+changes are wired by name (:class:`~hunyuan_webui.web.ui_form.Names`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import gradio as gr
 
 from hunyuan_webui.web.ui import STATUS_POLL_S
 from hunyuan_webui.web.ui_client import SHARE_JS, START_JS, count_js, count_text
+from hunyuan_webui.web.ui_form import Names, TextForm
 
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
@@ -26,10 +28,11 @@ SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     model = {"concurrency_id": MODEL_EVENTS, "concurrency_limit": settings.concurrency}
+    names = Names(page)
     _wire_start(ui, page, settings)
-    _wire_text(ui, page, settings, model)
-    _wire_panels(ui, page)
-    _wire_documents(ui, page, model)
+    _wire_text(ui, page, names, settings, model)
+    _wire_panels(ui, page, names)
+    _wire_documents(ui, page, names, model)
     gr.api(ui.api_translate, api_name="translate", **model)
 
 
@@ -50,34 +53,32 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     page.status_outputs = status_outputs
 
 
-def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, Any]) -> None:
+def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
+               model: dict[str, Any]) -> None:
     limit = settings.max_input_chars
     page.text.change(None, page.text, page.count, js=count_js(limit, _parts(ui, settings)),
                      **PRIVATE)
     page.target.change(ui.output_direction, page.target, page.output, **PRIVATE)
-    page.swap.click(ui.swap, [page.source, page.target, page.detected_code, page.text,
-                              page.output],
-                    [page.source, page.target, page.text, page.output, page.detected,
-                     page.romanized], **PRIVATE)
+    page.swap.click(names.listener(ui.swap),
+                    [page.source, page.target, page.detected_code, page.text, page.output],
+                    names.outputs(["source", "target", "text", "output", "detected",
+                                   "romanized"]), **PRIVATE)
     page.clear_btn.click(lambda: ("", "", "", "", count_text(0, limit)), None,
                          [page.text, page.output, page.detected, page.romanized, page.count],
                          **PRIVATE)
-    inputs = [page.text, page.source, page.target, page.deterministic, page.temperature,
-              page.top_p, page.top_k, page.repetition, page.max_new, page.mode, page.context,
-              page.style, page.instructions, page.data_format, page.glossary,
-              page.show_candidates, page.romanize, page.history]
-    outputs = [page.output, page.detected, page.progress, page.history, page.table, page.extras,
-               page.detected_code, page.romanized]
-    run = page.translate_btn.click(ui.translate, [*inputs, gr.State(True)], outputs,
-                                   api_name="translate_ui", api_visibility="undocumented",
-                                   **model)
-    fresh = page.retranslate_btn.click(ui.translate, [*inputs, gr.State(False)], outputs,
-                                       api_name="retranslate_ui",
+    inputs = names.inputs(TextForm.names())
+    outputs = names.outputs(["output", "detected", "progress", "history", "table", "extras",
+                             "detected_code", "romanized"])
+    translate = names.listener(ui.translate, TextForm)
+    run = page.translate_btn.click(translate, inputs, outputs, api_name="translate_ui",
+                                   api_visibility="undocumented", **model)
+    fresh = page.retranslate_btn.click(names.listener(ui.translate, TextForm, fresh=True),
+                                       inputs, outputs, api_name="retranslate_ui",
                                        api_visibility="undocumented", **model)
     # An example fills the boxes, then translates (clicking one used to only fill the box).
     example = page.examples.load_input_event.then(
-        ui.translate, [*inputs, gr.State(True)], outputs, api_name="translate_example",
-        api_visibility="private", **model)
+        translate, inputs, outputs, api_name="translate_example", api_visibility="private",
+        **model)
     for event in (run, fresh, example):
         event.then(ui.status, None, page.status_outputs, **PRIVATE)
     page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],
@@ -86,9 +87,9 @@ def _wire_text(ui: Any, page: SimpleNamespace, settings: Any, model: dict[str, A
                      **PRIVATE)
 
 
-def _wire_panels(ui: Any, page: SimpleNamespace) -> None:
-    page.table.select(ui.restore, page.history,
-                      [page.text, page.output, page.source, page.target], **PRIVATE)
+def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
+    page.table.select(names.listener(ui.restore), page.history,
+                      names.outputs(["text", "output", "source", "target"]), **PRIVATE)
     page.history_clear.click(ui.clear_history, None, [page.history, page.table], **PRIVATE)
     page.history_export.click(ui.export_history, page.history, page.history_file, **SPEAKING)
     # Each mode shows its own inputs.
@@ -100,12 +101,13 @@ def _wire_panels(ui: Any, page: SimpleNamespace) -> None:
     page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **SPEAKING)
 
 
-def _wire_documents(ui: Any, page: SimpleNamespace, model: dict[str, Any]) -> None:
+def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
+                    model: dict[str, Any]) -> None:
     page.upload.change(ui.document_columns, page.upload, page.columns, **SPEAKING)
     doc_run = page.doc_btn.click(
-        ui.translate_document,
+        names.listener(ui.translate_document),
         [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary],
-        [page.download, page.doc_status], api_name="translate_document",
+        names.outputs(["download", "doc_status"]), api_name="translate_document",
         api_visibility="undocumented", **model)
     page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)
 

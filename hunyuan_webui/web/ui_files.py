@@ -1,5 +1,8 @@
 """The page's listeners for files: a document to translate, a glossary CSV, the history export.
 
+A document is translated by the service's file job (:class:`~hunyuan_webui.service.FileJob`):
+the page reads its progress events on the event loop and holds no thread of its own.
+
 A file reaches a listener only if the visitor's session uploaded it (:mod:`visitor_files`), and
 a translated file or an exported history is handed to that session alone.
 """
@@ -8,8 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import gradio as gr
 
 from hunyuan_webui import files, modes
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
-from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.service import FileJob, TranslationRequest, Translator
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.ui_report import glossary_table
 from hunyuan_webui.web.ui_text import say, ui_lang
@@ -31,11 +33,13 @@ class FileListeners:
     access: AccessControl
     files: VisitorFiles
 
-    def translate_document(self, file: str | None, source: str, target: str, columns: list[str],
-                           deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
-                           progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
-                           ) -> Iterator[tuple[Any, ...]]:
-        """Translate an uploaded file; yields progress, then the translated file to download."""
+    async def translate_document(
+            self, file: str | None, source: str, target: str, columns: list[str],
+            deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
+            progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Translate an uploaded file (the service's file job); yields its progress, then the
+        translated file to download, by name."""
         lang = ui_lang(visitor)
         if not file:
             raise gr.Error(say(lang, "no_file"))
@@ -44,41 +48,20 @@ class FileListeners:
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
                                       options=self.translator.decoding(deterministic=bool(deterministic)),
                                       glossary=self._glossary(glossary))
-        state = {"done": 0, "total": 0}
-        stop = threading.Event()
-        box: dict[str, Any] = {}
-
-        def translate(segments: list[str]) -> list[str]:
-            self._admit(visitor, "".join(segments), count=False)
-            state["total"] = len(segments)
-            return self.translator.translate_segments(
-                segments, template, progress=lambda i, n: state.update(done=i), cancelled=stop)
-
-        def work() -> None:
-            try:
-                box["result"] = files.translate_file(
-                    path.name, path.read_bytes(), translate, lang=source, target_lang=target,
-                    csv_columns=columns or None, max_bytes=self.translator.settings.max_file_bytes)
-            except Exception as exc:  # handed to the event's thread below
-                box["error"] = exc
-
-        worker = threading.Thread(target=work, name="hymt-file", daemon=True)
-        worker.start()
-        try:
-            while worker.is_alive():
-                worker.join(0.25)
-                if state["total"]:
-                    progress((state["done"], state["total"]), desc=say(lang, "translating"),
-                             unit=say(lang, "segments_unit"))
-                    yield gr.skip(), say(lang, "doc_progress", done=state["done"],
-                                         total=state["total"])
-        finally:
-            stop.set()  # the Stop button or a closed tab ends the generator: stop the work too
-        if "error" in box:
-            raise box["error"]  # ui_errors makes it readable
-        result = box["result"]
-        out = self.files.new_output(session_of(visitor) or "", result.filename, result.data)
-        yield out, say(lang, "doc_done", n=result.segments, filename=result.filename)
+        job = FileJob(self.translator, path.name, path.read_bytes(), template, columns,
+                      admit=lambda segments: self._admit(visitor, "".join(segments), count=False))
+        async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
+            if event.result is not None:
+                result = event.result
+                out = self.files.new_output(session_of(visitor) or "", result.filename,
+                                            result.data)
+                yield {"download": out, "doc_status": say(lang, "doc_done", n=result.segments,
+                                                          filename=result.filename)}
+            elif event.total:
+                progress((event.done, event.total), desc=say(lang, "translating"),
+                         unit=say(lang, "segments_unit"))
+                yield {"doc_status": say(lang, "doc_progress", done=event.done,
+                                         total=event.total)}
 
     def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """The CSV column picker shows the uploaded file's header."""

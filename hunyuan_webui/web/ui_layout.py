@@ -14,11 +14,11 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui import files as documents
 from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.filejob import FILE_TYPES
 from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.ui import TranslatorUI
@@ -132,7 +132,7 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
 
 def _document_tab(page: SimpleNamespace) -> None:
     with gr.Row(equal_height=True):
-        page.upload = gr.File(label=t("document"), file_types=sorted(documents.SUPPORTED),
+        page.upload = gr.File(label=t("document"), file_types=sorted(FILE_TYPES),
                               type="filepath", elem_id="doc-upload")
         page.download = gr.File(label=t("document_out"), interactive=False,
                                 elem_id="doc-download")

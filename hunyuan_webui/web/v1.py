@@ -1,5 +1,9 @@
 """The JSON API: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
-``POST /v1/detect`` and ``GET /v1/languages``."""
+``POST /v1/detect`` and ``GET /v1/languages``.
+
+A text is translated as the page translates it (:class:`~hunyuan_webui.service.LongText`): up to
+ten times ``--max-input-chars``, in parts when it is longer than one request may be.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +21,7 @@ from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.modes import parse_glossary, parse_instructions
-from hunyuan_webui.service import Job, TranslationRequest, Translator
-from hunyuan_webui.service.job import batched_updates
+from hunyuan_webui.service import LongText, TranslationRequest, Translator
 from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.metrics import Metrics
@@ -69,16 +72,17 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
                                        instructions=parse_instructions(extra.instructions),
                                        data_format=extra.data_format or "") for t in texts]
         if body.stream:
-            job = translator.start(requests[0])  # errors raised here are plain 4xx answers
+            # Errors raised here (planning, the first part's start) are plain 4xx answers.
+            text = await LongText.open(translator, requests[0])
             # The background task runs however the response ends. A disconnect normally cancels
             # the generator (whose `finally` cancels the job), but one that lands while Starlette
             # awaits a paused write leaves the generator suspended until garbage collection.
-            return StreamingResponse(_sse(job, request, metrics, redact),
+            return StreamingResponse(_sse(text, request, metrics, redact),
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
                                               "X-Accel-Buffering": "no"},
-                                     background=BackgroundTask(job.cancel))
-        results = await run_jobs(translator, requests)
+                                     background=BackgroundTask(text.cancel))
+        results = await translate_texts(translator, requests)
         for r in results:
             metrics.observe_result(r)
         payload = [redact.answer(r.to_dict()) for r in results]
@@ -92,12 +96,28 @@ async def run_jobs(translator: Translator, requests: list[TranslationRequest]) -
     return await anyio.to_thread.run_sync(translator.translate_many, requests)
 
 
-async def _sse(job: Job, request: Request, metrics: Metrics,
+async def translate_texts(translator: Translator,
+                          requests: list[TranslationRequest]) -> list[Any]:
+    """Texts of any accepted length: those within one request's limits batch together
+    (:func:`run_jobs`); a longer one is translated in parts, one text after another."""
+    def translate() -> list[Any]:
+        texts = [LongText.plan(translator, r) for r in requests]  # every length checked first
+        if all(t.parts == 1 for t in texts):
+            return translator.translate_many(requests)
+        for r, t in zip(requests, texts, strict=True):  # the longer ones were validated by parts
+            if t.parts == 1:
+                translator.validate(r)
+        return [t.result() for t in texts]
+
+    return await anyio.to_thread.run_sync(translate)
+
+
+async def _sse(text: LongText, request: Request, metrics: Metrics,
                redact: Redactor) -> AsyncIterator[str]:
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
-        async for updates in batched_updates(job):
-            delta = "".join(u.delta for u in updates if u.result is None)
+        async for updates in text.updates():
+            delta = "".join(u.delta for u in updates)
             if delta:
                 yield sse_event({"delta": delta})
             final = updates[-1].result

@@ -1,9 +1,10 @@
-"""A text longer than one request may be is translated in parts instead of being refused.
+"""Where a long text is cut into parts: paragraph, then sentence, then word boundaries.
 
 The server's limits (``--max-input-chars``, ``--max-input-tokens``) bound one request; a student
-who pastes a long article should get it translated, not a limit to work around. The page cuts the
-text at paragraph, then sentence, then word boundaries into parts within both limits, translates
-them one after another and joins the results with the separators they had.
+who pastes a long article should get it translated, not a limit to work around.
+:func:`split_parts` cuts the text into parts within both limits that concatenate back to it, and
+:func:`separator` says what joins one part's translation to the next. The operation that
+translates the parts one after another is :mod:`hunyuan_webui.service.longtext`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from hunyuan_webui import languages
 from hunyuan_webui.segment import most_tokens
 
 # A sentence ends after these (kept with the sentence), a word after whitespace.
@@ -71,3 +73,13 @@ def _halves(text: str, fits: Callable[[str], bool]) -> list[str]:
         return [text]
     middle = len(text) // 2
     return _halves(text[:middle], fits) + _halves(text[middle:], fits)
+
+
+def separator(part: str, translation: str, target: str, last: bool) -> str:
+    """What joins a part's translation to the next: the part's own trailing whitespace (unless
+    the translation kept it, as the segmenter keeps layout), or a space between sentences of a
+    language written with spaces."""
+    trail = part[len(part.rstrip()):]
+    if trail:
+        return "" if translation.endswith(trail) else trail
+    return "" if last else languages.sentence_gap(target)

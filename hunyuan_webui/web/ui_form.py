@@ -1,0 +1,113 @@
+"""The page's listeners read and write components by name, not by position.
+
+Translate reads a :class:`TextForm` (one dataclass of named values, filled from Gradio's dict
+inputs), and the listeners answer with a dict of only the names that change
+(``{"progress": "Translating…"}``). :class:`Names` is the one place that turns those names into
+the page's components (the attributes of the layout's namespace) when :mod:`ui_events` wires a
+listener, so adding an output is one name in the listener and one in the wiring.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from types import SimpleNamespace
+from typing import Any
+
+import gradio as gr
+
+from hunyuan_webui import languages
+from hunyuan_webui.modes import TRANSLATE
+
+
+@dataclass(frozen=True)
+class TextForm:
+    """What the Translate listener reads from the page. A decoding value left None is the
+    loaded model's (its model card's)."""
+
+    text: str = ""
+    source: str = languages.AUTO
+    target: str = "en"
+    deterministic: bool = False
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: float | None = None
+    repetition: float | None = None
+    max_new: float = 0  # 0: automatic
+    mode: str = TRANSLATE
+    context: str = ""
+    style: str = ""
+    instructions: str = ""
+    data_format: str = ""
+    glossary: Any = None
+    show_candidates: bool = False
+    romanize: bool = False
+    history: list[list[str]] | None = None
+    fresh: bool = False  # Retranslate: a fresh answer, which replaces the cached one
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The components it reads (``fresh`` is set by the button, not read)."""
+        return tuple(f.name for f in fields(cls) if f.name != "fresh")
+
+
+class Names:
+    """The page's components by name (the layout's namespace), for wiring listeners by name."""
+
+    def __init__(self, page: SimpleNamespace) -> None:
+        self.page = page
+        self._by_id = {block._id: name for name, block in vars(page).items()
+                       if isinstance(block, gr.blocks.Block)}
+
+    def inputs(self, names: Iterable[str]) -> set[Any]:
+        """Gradio dict inputs: the listener gets one ``{component: value}`` dict."""
+        return {getattr(self.page, name) for name in names}
+
+    def outputs(self, names: Iterable[str]) -> list[Any]:
+        return [getattr(self.page, name) for name in names]
+
+    def read(self, values: dict[Any, Any]) -> dict[str, Any]:
+        return {self._by_id[block._id]: value for block, value in values.items()}
+
+    def write(self, changes: dict[str, Any]) -> Any:
+        """A listener's ``{name: value}`` as Gradio's ``{component: value}`` (nothing: skip)."""
+        if not changes:
+            return gr.skip()
+        return {getattr(self.page, name): value for name, value in changes.items()}
+
+    def listener(self, fn: Callable[..., Any], form: type | None = None,
+                 **fixed: Any) -> Callable[..., Any]:
+        """``fn`` as Gradio calls it: with dict inputs read into ``form(**values, **fixed)``
+        when ``form`` is given, its answers (dicts by name) written to components. The wrapper
+        keeps ``fn``'s signature, so Gradio still injects ``gr.Request`` and ``gr.Progress``."""
+        def convert(args: tuple[Any, ...]) -> tuple[Any, ...]:
+            if form is None:
+                return args
+            return (form(**self.read(args[0]), **fixed), *args[1:])
+
+        if inspect.isasyncgenfunction(fn):
+            @functools.wraps(fn)
+            async def streamed(*args: Any, **kwargs: Any) -> Any:
+                inner = fn(*convert(args), **kwargs)
+                try:
+                    async for changes in inner:
+                        yield self.write(changes)
+                finally:
+                    await inner.aclose()
+
+            return streamed
+
+        if inspect.iscoroutinefunction(fn):
+            @functools.wraps(fn)
+            async def awaited(*args: Any, **kwargs: Any) -> Any:
+                return self.write(await fn(*convert(args), **kwargs))
+
+            return awaited
+
+        @functools.wraps(fn)
+        def answered(*args: Any, **kwargs: Any) -> Any:
+            return self.write(fn(*convert(args), **kwargs))
+
+        return answered
