@@ -31,15 +31,16 @@ from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
-from hunyuan_webui.web import api, fonts
-from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
-from hunyuan_webui.web.compression import PageCompression
-from hunyuan_webui.web.gatekeeper import Gatekeeper
-from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
-from hunyuan_webui.web.ui_client import CSS, HEAD, THEME
-from hunyuan_webui.web.ui_layout import build_ui
-from hunyuan_webui.web.ui_text import I18N
-from hunyuan_webui.web.visitor_files import VisitorFiles
+from hunyuan_webui.web import api
+from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
+from hunyuan_webui.web.guards.compression import PageCompression
+from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
+from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, header_timeout_protocol
+from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.page import fonts
+from hunyuan_webui.web.page.client import CSS, HEAD, THEME
+from hunyuan_webui.web.page.layout import build_ui
+from hunyuan_webui.web.page.text import I18N
 
 log = logging.getLogger("hunyuan_webui")
 

@@ -8,7 +8,7 @@ between tags is unescaped (``&amp;`` -> ``&``) before it is translated and escap
 so the answer has the same tags in the same order and is as well-formed as what was sent. Each
 run of text between two tags is translated on its own (its sentences through the service as
 usual), so a sentence cut by an inline tag is translated in parts; a model with HY-MT1.5's
-formatted prompt translates each text whole first (:mod:`hunyuan_webui.web.deepl`).
+formatted prompt translates each text whole first (:mod:`hunyuan_webui.web.protocols.deepl`).
 """
 
 from __future__ import annotations

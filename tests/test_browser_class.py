@@ -23,8 +23,8 @@ from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
-from hunyuan_webui.web.ui_layout import language_choices
-from hunyuan_webui.web.ui_text import LABELS
+from hunyuan_webui.web.page.layout import language_choices
+from hunyuan_webui.web.page.text import LABELS
 
 AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
 OUTPUT = "document.querySelector('#output-box textarea').value"

@@ -18,7 +18,7 @@ from hunyuan_webui import models
 from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.prompts import PromptFamily
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.web.ui_layout import build_ui
+from hunyuan_webui.web.page.layout import build_ui
 
 MOE = models.HY_V3_DECODING
 
@@ -205,9 +205,9 @@ async def _last(agen):
 def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     import asyncio
 
-    from hunyuan_webui.web.ui import TranslatorUI
-    from hunyuan_webui.web.ui_form import TextForm
-    from hunyuan_webui.web.ui_layout import MODES_SHOWN, _mode_label, _modes_markdown
+    from hunyuan_webui.web.page.form import TextForm
+    from hunyuan_webui.web.page.layout import MODES_SHOWN, _mode_label, _modes_markdown
+    from hunyuan_webui.web.page.ui import TranslatorUI
 
     translator, rec = make(engine, demo_settings, "tencent/Hunyuan-MT-7B")
     ui = TranslatorUI(translator)
@@ -234,7 +234,7 @@ def read(value: str, lang: str = "en") -> str:
     """A page string as the browser shows it: Gradio replaces its one i18n key."""
     import json
 
-    from hunyuan_webui.web.ui_text import LABELS
+    from hunyuan_webui.web.page.text import LABELS
 
     if "__i18n__" not in value:
         return value
@@ -245,8 +245,8 @@ def read(value: str, lang: str = "en") -> str:
 
 def test_every_mode_has_a_label_on_the_page():
     from hunyuan_webui.modes import MODES
-    from hunyuan_webui.web.ui_layout import MODES_SHOWN
-    from hunyuan_webui.web.ui_text import LABELS
+    from hunyuan_webui.web.page.layout import MODES_SHOWN
+    from hunyuan_webui.web.page.text import LABELS
 
     assert set(MODES_SHOWN) == set(MODES)
     assert all(f"mode_{m}" in LABELS[lang] for m in MODES for lang in LABELS)

@@ -19,7 +19,7 @@ from openai import OpenAI
 
 from hunyuan_webui import prompts
 from hunyuan_webui.engine import DecodingOptions
-from hunyuan_webui.web.openai_messages import ChatMessage, StopText, fold
+from hunyuan_webui.web.protocols.openai_messages import ChatMessage, StopText, fold
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 

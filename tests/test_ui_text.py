@@ -7,8 +7,8 @@ import string
 
 from hunyuan_webui import notebook, romanize
 from hunyuan_webui.service.parts import split_parts
-from hunyuan_webui.web.ui_errors import for_visitor
-from hunyuan_webui.web.ui_text import LABELS, MESSAGES, say, ui_lang
+from hunyuan_webui.web.page.errors import for_visitor
+from hunyuan_webui.web.page.text import LABELS, MESSAGES, say, ui_lang
 
 
 def test_both_ui_languages_have_every_string_with_the_same_placeholders():
@@ -60,7 +60,7 @@ def test_a_chinese_page_reads_the_common_refusals_in_chinese():
     """A class's usual refusals (busy, too fast, too long, a restarting engine) came in English on
     a Chinese page; an English page keeps the service's own message with its numbers."""
     from hunyuan_webui.errors import BusyError, EngineError, InputTooLongError, RateLimitError
-    from hunyuan_webui.web.ui_errors import visitor_text
+    from hunyuan_webui.web.page.errors import visitor_text
 
     busy = BusyError(retry_after=2.4)
     assert visitor_text(busy, "zh") == "全班都在翻译，翻译器正忙；请 3 秒后再试。"
@@ -116,7 +116,7 @@ def test_under_jupyterhub_the_link_is_the_hub_proxy(monkeypatch):
 def test_the_tables_headers_and_the_document_lines_follow_the_ui_language():
     """A Chinese page showed "Source term", "Done: 3 distinct segments translated" and
     "Could not read the glossary" in English."""
-    from hunyuan_webui.web.ui_report import glossary_table, history_rows
+    from hunyuan_webui.web.page.report import glossary_table, history_rows
 
     assert history_rows([["你好", "Hello", "zh → en", "zh", "en"]], "zh") == {
         "headers": ["原文", "译文", "语言对"], "data": [["你好", "Hello", "zh → en"]]}

@@ -1,9 +1,9 @@
 """The HTTP app beside the page: it gathers the routers and wraps them in the middleware.
 
 Thin layers over :class:`~hunyuan_webui.service.Translator`, a module each: the JSON API
-(:mod:`~hunyuan_webui.web.v1`), LibreTranslate's routes (:mod:`~hunyuan_webui.web.libretranslate`),
-OpenAI's and DeepL's (:mod:`~hunyuan_webui.web.openai`, :mod:`~hunyuan_webui.web.deepl`) and the
-operational ones (:mod:`~hunyuan_webui.web.ops`). Every
+(:mod:`~hunyuan_webui.web.protocols.v1`), LibreTranslate's routes (:mod:`~hunyuan_webui.web.protocols.libretranslate`),
+OpenAI's and DeepL's (:mod:`~hunyuan_webui.web.protocols.openai`, :mod:`~hunyuan_webui.web.protocols.deepl`) and the
+operational ones (:mod:`~hunyuan_webui.web.protocols.ops`). Every
 :class:`~hunyuan_webui.errors.TranslatorError` becomes a JSON error in one place
 (:mod:`~hunyuan_webui.web.responses`). Nothing here knows about models.
 """
@@ -20,14 +20,15 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.web import deepl, extensions, fonts, libretranslate, ops, v1
-from hunyuan_webui.web import openai as openai_routes
-from hunyuan_webui.web.access import AccessControl
-from hunyuan_webui.web.metrics import Metrics
-from hunyuan_webui.web.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
+from hunyuan_webui.web.guards.access import AccessControl
+from hunyuan_webui.web.guards.metrics import Metrics
+from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
+from hunyuan_webui.web.guards.security import Redactor
+from hunyuan_webui.web.page import fonts
+from hunyuan_webui.web.protocols import deepl, extensions, libretranslate, ops, v1
+from hunyuan_webui.web.protocols import openai as openai_routes
+from hunyuan_webui.web.protocols.schemas import ErrorBody
 from hunyuan_webui.web.responses import install_error_handlers, refuse_other_methods
-from hunyuan_webui.web.schemas import ErrorBody
-from hunyuan_webui.web.security import Redactor
 
 
 def create_api(translator: Translator, settings: Settings, *,

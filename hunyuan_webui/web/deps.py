@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.guards.access import AccessControl, Caller
 
 
 def _caller(request: Request) -> Caller:

@@ -22,12 +22,12 @@ from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import LongText, TranslationRequest, Translator
-from hunyuan_webui.web.access import AccessControl
 from hunyuan_webui.web.deps import CallerDep
-from hunyuan_webui.web.metrics import Metrics
+from hunyuan_webui.web.guards.access import AccessControl
+from hunyuan_webui.web.guards.metrics import Metrics
+from hunyuan_webui.web.guards.security import Redactor
+from hunyuan_webui.web.protocols.schemas import MAX_LIST_ITEMS, DetectBody, TranslateBody
 from hunyuan_webui.web.responses import sse_event
-from hunyuan_webui.web.schemas import MAX_LIST_ITEMS, DetectBody, TranslateBody
-from hunyuan_webui.web.security import Redactor
 
 log = logging.getLogger("hunyuan_webui.web.api")
 

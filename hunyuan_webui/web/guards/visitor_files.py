@@ -7,7 +7,7 @@ only if this visitor uploaded it through this app, and a translated file is serv
 visitor who made it. Every other path is refused.
 
 A visitor is a browser session: the ``hymt_session`` cookie, which
-:class:`hunyuan_webui.web.gatekeeper.Gatekeeper` issues on the first page request (gradio_client keeps
+:class:`hunyuan_webui.web.guards.gatekeeper.Gatekeeper` issues on the first page request (gradio_client keeps
 the cookie it gets with ``/config``, so it is a visitor too). Files are deleted ``ttl`` seconds
 after they were last handed to a visitor (:meth:`VisitorFiles.sweep` runs as requests arrive),
 and all of them when the server stops.

@@ -39,9 +39,9 @@ from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
 from hunyuan_webui.service.job import Job, batched_updates
-from hunyuan_webui.web.access import AccessControl, Caller
 from hunyuan_webui.web.deps import CallerDep
-from hunyuan_webui.web.openai_messages import (
+from hunyuan_webui.web.guards.access import AccessControl, Caller
+from hunyuan_webui.web.protocols.openai_messages import (
     ChatRequest,
     CompletionRequest,
     Sampling,

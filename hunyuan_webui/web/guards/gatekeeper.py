@@ -3,11 +3,11 @@
 Plain ASGI middleware around every route, the JSON API and the page alike (not
 ``BaseHTTPMiddleware``: streamed answers pass straight through).
 
-- It applies :mod:`hunyuan_webui.web.access` to each request: a key for the API (counted per
+- It applies :mod:`hunyuan_webui.web.guards.access` to each request: a key for the API (counted per
   request), a key or the login or ``--open-page`` for the page, nothing for the information
   routes. Routes added later are API routes, so they are behind the keys too.
 - It gives each browser a session cookie (``hymt_session``) and keeps files to their owners
-  (:mod:`hunyuan_webui.web.visitor_files`): an upload is recorded for the session that sent it; a
+  (:mod:`hunyuan_webui.web.guards.visitor_files`): an upload is recorded for the session that sent it; a
   page request that names any other file (a ``FileData`` path, in any field of its JSON body) is
   refused before Gradio reads or copies it; a file is served only to its session.
 """
@@ -26,18 +26,18 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match, Mount
 
 from hunyuan_webui.errors import AuthError, TranslatorError
-from hunyuan_webui.web.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
-from hunyuan_webui.web.responses import retry_headers
-from hunyuan_webui.web.security import UPLOAD_ROUTE, json_error, route_path
-from hunyuan_webui.web.visitor_files import (
+from hunyuan_webui.web.guards.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
+from hunyuan_webui.web.guards.security import UPLOAD_ROUTE, json_error, route_path
+from hunyuan_webui.web.guards.visitor_files import (
     NOT_UPLOADED,
     SESSION_COOKIE,
     SESSION_RE,
     VisitorFiles,
     new_session,
 )
+from hunyuan_webui.web.responses import retry_headers
 
-log = logging.getLogger("hunyuan_webui.web.gatekeeper")
+log = logging.getLogger("hunyuan_webui.web.guards.gatekeeper")
 
 FILE_ROUTES = ("/gradio_api/file=", "/gradio_api/file/")  # where Gradio serves files
 

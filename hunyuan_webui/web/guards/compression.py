@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.middleware.gzip import GZipMiddleware
 
-from hunyuan_webui.web.security import route_path
+from hunyuan_webui.web.guards.security import route_path
 
 # The page and the two JSON descriptions of it a client may fetch; nothing that streams.
 COMPRESSED_ROUTES = frozenset({"/", "/config", "/gradio_api/info"})

@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.web.access import LoginThrottle
+from hunyuan_webui.web.guards.access import LoginThrottle
 
 UPLOAD_ROUTE = "/gradio_api/upload"
 # Gradio's page needs inline scripts and eval (its event `js=` snippets run through Function),
@@ -62,7 +62,7 @@ def json_error(scope: dict, status: int, code: str, message: str,
 
 
 class LoginGuard:
-    """Gradio's ``POST /login`` with :class:`~hunyuan_webui.web.access.LoginThrottle` in front: after
+    """Gradio's ``POST /login`` with :class:`~hunyuan_webui.web.guards.access.LoginThrottle` in front: after
     a few failures from one address, it must wait longer before each new attempt (429)."""
 
     def __init__(self, app: Any, throttle: LoginThrottle) -> None:

@@ -14,9 +14,9 @@ from fastapi import FastAPI, Request
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Mount
 
-from hunyuan_webui.web.metrics import Metrics
+from hunyuan_webui.web.guards.metrics import Metrics
+from hunyuan_webui.web.guards.security import UPLOAD_ROUTE, route_path
 from hunyuan_webui.web.responses import error_response, unexpected_error
-from hunyuan_webui.web.security import UPLOAD_ROUTE, route_path
 
 log = logging.getLogger("hunyuan_webui.web.api")
 

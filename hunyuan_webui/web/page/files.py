@@ -20,14 +20,14 @@ import gradio as gr
 from hunyuan_webui import files, modes
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.service import FileJob, TranslationRequest, Translator
-from hunyuan_webui.web.access import AccessControl
-from hunyuan_webui.web.ui_report import glossary_table
-from hunyuan_webui.web.ui_text import say, ui_lang
-from hunyuan_webui.web.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+from hunyuan_webui.web.guards.access import AccessControl
+from hunyuan_webui.web.guards.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+from hunyuan_webui.web.page.report import glossary_table
+from hunyuan_webui.web.page.text import say, ui_lang
 
 
 class FileListeners:
-    """Mixed into :class:`~hunyuan_webui.web.ui.TranslatorUI`, which sets these attributes."""
+    """Mixed into :class:`~hunyuan_webui.web.page.ui.TranslatorUI`, which sets these attributes."""
 
     translator: Translator
     access: AccessControl

@@ -32,7 +32,7 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
-from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
 MAX_TEXTS = 50  # DeepL's own limit on text parameters per request

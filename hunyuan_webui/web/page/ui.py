@@ -31,12 +31,13 @@ from hunyuan_webui.service import (
     Translator,
 )
 from hunyuan_webui.service.longtext import max_chars
-from hunyuan_webui.web.access import AccessControl
-from hunyuan_webui.web.security import Redactor
-from hunyuan_webui.web.ui_errors import friendly
-from hunyuan_webui.web.ui_files import FileListeners
-from hunyuan_webui.web.ui_form import TextForm
-from hunyuan_webui.web.ui_report import (
+from hunyuan_webui.web.guards.access import AccessControl
+from hunyuan_webui.web.guards.security import Redactor
+from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.page.errors import friendly
+from hunyuan_webui.web.page.files import FileListeners
+from hunyuan_webui.web.page.form import TextForm
+from hunyuan_webui.web.page.report import (
     detection_markdown,
     extras_markdown,
     glossary_table,
@@ -44,8 +45,7 @@ from hunyuan_webui.web.ui_report import (
     last_run_markdown,
     romanized_markdown,
 )
-from hunyuan_webui.web.ui_text import say, state_name, ui_lang
-from hunyuan_webui.web.visitor_files import VisitorFiles
+from hunyuan_webui.web.page.text import say, state_name, ui_lang
 
 HISTORY_LIMIT = 50
 STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
@@ -99,7 +99,7 @@ class TranslatorUI(FileListeners):
                         progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
                         ) -> AsyncIterator[dict[str, Any]]:
         """The Translate button (Retranslate: ``form.fresh``, a fresh answer that replaces the
-        cached one). Yields what changes, by name (:class:`~hunyuan_webui.web.ui_form.Names`)."""
+        cached one). Yields what changes, by name (:class:`~hunyuan_webui.web.page.form.Names`)."""
         lang, text = ui_lang(visitor), form.text or ""
         if len(text) > self.page_limit:
             raise gr.Error(say(lang, "too_long", chars=len(text), limit=self.page_limit),

@@ -11,7 +11,7 @@ import html
 
 from hunyuan_webui import languages, romanize
 from hunyuan_webui.service import TranslationResult
-from hunyuan_webui.web.ui_text import headers, language_name, say
+from hunyuan_webui.web.page.text import headers, language_name, say
 
 LOW_CONFIDENCE = 0.5
 

@@ -12,15 +12,15 @@ from fastapi.responses import JSONResponse
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.web.access import AccessControl, Caller
-from hunyuan_webui.web.responses import lt_error
-from hunyuan_webui.web.schemas import (
+from hunyuan_webui.web.guards.access import AccessControl, Caller
+from hunyuan_webui.web.protocols.schemas import (
     LT_DETECT_FIELDS,
     LT_TRANSLATE_FIELDS,
     MAX_LIST_ITEMS,
     lt_body,
 )
-from hunyuan_webui.web.v1 import run_jobs
+from hunyuan_webui.web.protocols.v1 import run_jobs
+from hunyuan_webui.web.responses import lt_error
 
 
 def create_router(translator: Translator, access: AccessControl) -> APIRouter:

@@ -32,10 +32,10 @@ from hunyuan_webui import languages, tool_prompts
 from hunyuan_webui.errors import InputError, TranslatorError, UnknownLanguageError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.items import ItemsResult, item_sources, translate_items
-from hunyuan_webui.web import deepl
-from hunyuan_webui.web.access import AccessControl, Caller
+from hunyuan_webui.web.guards.access import AccessControl, Caller
+from hunyuan_webui.web.protocols import deepl
+from hunyuan_webui.web.protocols.schemas import MAX_LIST_ITEMS
 from hunyuan_webui.web.responses import ShapedErrorRoute
-from hunyuan_webui.web.schemas import MAX_LIST_ITEMS
 
 PATHS = ("/imme", "/kiss", "/deeplx", "/hcfy")
 HCFY_NAMES = {"zh": "中文(简体)", "zh-Hant": "中文(繁体)"}

@@ -4,7 +4,7 @@ Model-bound events share one ``concurrency_id`` (:data:`MODEL_EVENTS`) whose lim
 settings; everything else is unqueued and private (not part of the page's API). The status line
 is polled every ``STATUS_POLL_S`` seconds per tab (2 s while the model loads) and refreshed on load and after each
 translation; it also enables Translate once the model is ready. Listeners that answer with what
-changes are wired by name (:class:`~hunyuan_webui.web.ui_form.Names`).
+changes are wired by name (:class:`~hunyuan_webui.web.page.form.Names`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.web.ui import STATUS_POLL_S
-from hunyuan_webui.web.ui_client import SHARE_JS, START_JS, count_js, count_text
-from hunyuan_webui.web.ui_form import Names, TextForm
+from hunyuan_webui.web.page.client import SHARE_JS, START_JS, count_js, count_text
+from hunyuan_webui.web.page.form import Names, TextForm
+from hunyuan_webui.web.page.ui import STATUS_POLL_S
 
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
 PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}

@@ -34,9 +34,9 @@ from hunyuan_webui.errors import (
     RateLimitError,
     TranslatorError,
 )
-from hunyuan_webui.web.ui_text import say, ui_lang
+from hunyuan_webui.web.page.text import say, ui_lang
 
-log = logging.getLogger("hunyuan_webui.web.ui")
+log = logging.getLogger("hunyuan_webui.web.page.ui")
 
 APOLOGY = say("en", "apology")
 # Errors a visitor reads in their own words (MESSAGES keys); others keep the service's message.

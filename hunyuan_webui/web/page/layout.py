@@ -2,7 +2,7 @@
 
 Importing this module builds nothing. :func:`build_page` lays the page out top to bottom (the
 language pair, the text and document tabs, the panels, the status line) and hands the components
-to :func:`~hunyuan_webui.web.ui_events.wire`. The Translate button sits under the text box, so on
+to :func:`~hunyuan_webui.web.page.events.wire`. The Translate button sits under the text box, so on
 a phone the text, the pair and Translate fit the first screen.
 """
 
@@ -20,12 +20,12 @@ from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.filejob import FILE_TYPES
 from hunyuan_webui.structured import FORMATS
-from hunyuan_webui.web.access import AccessControl
-from hunyuan_webui.web.ui import TranslatorUI
-from hunyuan_webui.web.ui_client import count_text
-from hunyuan_webui.web.ui_events import wire
-from hunyuan_webui.web.ui_text import I18N as t
-from hunyuan_webui.web.visitor_files import VisitorFiles
+from hunyuan_webui.web.guards.access import AccessControl
+from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.page.client import count_text
+from hunyuan_webui.web.page.events import wire
+from hunyuan_webui.web.page.text import I18N as t
+from hunyuan_webui.web.page.ui import TranslatorUI
 
 # Each mode's name in the visitor's UI language (ui_text's ``mode_*`` labels), in page order.
 MODES_SHOWN = ("translate", "terminology", "context", "style", "instructions", "structured",
@@ -65,7 +65,7 @@ def build_ui(translator: Translator, banner: str = "", *, access: AccessControl 
 
 
 def build_page(ui: TranslatorUI) -> gr.Blocks:
-    """The whole page for one :class:`~hunyuan_webui.web.ui.TranslatorUI`."""
+    """The whole page for one :class:`~hunyuan_webui.web.page.ui.TranslatorUI`."""
     settings = ui.translator.settings
     with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
         page = SimpleNamespace(demo=demo)

@@ -3,7 +3,7 @@
 The ways in are the JSON API (``/v1/*``), the LibreTranslate routes, the page and its own
 endpoints (``/gradio_api/*``, which gradio_client calls too), and whatever is added later.
 :func:`route_kind` sorts a path into one of four kinds and :class:`AccessControl` says what each
-kind needs; :class:`hunyuan_webui.web.gatekeeper.Gatekeeper` applies it to every request in one place.
+kind needs; :class:`hunyuan_webui.web.guards.gatekeeper.Gatekeeper` applies it to every request in one place.
 
 - **open** routes (health, readiness, metrics, the language lists, the API docs) need nothing.
 - **api** routes need a key when keys are configured (``Authorization: Bearer <key>`` or
@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from hunyuan_webui.errors import AuthError, InputError, RateLimitError
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.web.fonts import FONT_ROUTES
+from hunyuan_webui.web.page.fonts import FONT_ROUTES
 
 RouteKind = Literal["open", "api", "body_key", "page"]
 OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/languages",

@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse, Response
 
 from hunyuan_webui.service import Translator
 from hunyuan_webui.web.deps import CallerDep
-from hunyuan_webui.web.metrics import Metrics
-from hunyuan_webui.web.security import Redactor
+from hunyuan_webui.web.guards.metrics import Metrics
+from hunyuan_webui.web.guards.security import Redactor
 
 log = logging.getLogger("hunyuan_webui.web.api")
 
