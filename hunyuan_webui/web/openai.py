@@ -62,10 +62,11 @@ def _result_usage(result: TranslationResult) -> dict[str, int]:
 class _Answer:
     """The fields every chunk and the whole answer share."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
         self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         self.created = int(time.time())
         self.model = model
+        self.redact = redact  # an error's text, with a local model path named, not located
 
     def completion(self, text: str, finish: str, usage: dict[str, int],
                    **extra: Any) -> dict[str, Any]:
@@ -112,7 +113,8 @@ OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=Tru
 # -- the routes ------------------------------------------------------------------------------------
 def create_router(translator: Translator) -> APIRouter:
     router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-    model_card = {"id": translator.spec.id, "object": "model", "created": 0, "owned_by": "tencent"}
+    name = translator.spec.public_id  # never a local checkpoint's path
+    model_card = {"id": name, "object": "model", "created": 0, "owned_by": "tencent"}
 
     @router.get("/v1/models")
     def list_models(who: CallerDep) -> dict[str, Any]:
@@ -121,9 +123,8 @@ def create_router(translator: Translator) -> APIRouter:
 
     @router.get("/v1/models/{model:path}")
     def get_model(model: str, who: CallerDep) -> dict[str, Any]:
-        if model != translator.spec.id:
-            raise _NotFound(f"The model {model!r} does not exist; this server has "
-                            f"{translator.spec.id!r}.")
+        if model != name:
+            raise _NotFound(f"The model {model!r} does not exist; this server has {name!r}.")
         return model_card
 
     @router.post("/v1/chat/completions")
@@ -132,7 +133,7 @@ def create_router(translator: Translator) -> APIRouter:
         translator (cache, segments); anything else is plain generation."""
         access: AccessControl = request.app.state.access
         options = body.decoding(translator.spec.decoding)
-        answer = _Answer(translator.spec.id)
+        answer = _Answer(name, request.app.state.redact.text)
         stop = StopText(body.stops())
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         # Detection, segmentation, cache look-ups and engine admission are blocking work: off the
@@ -202,6 +203,7 @@ async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopTe
                 if stop.stopped:
                     break
     except TranslatorError as exc:
+        exc.user_message = answer.redact(exc.user_message)
         yield _stream_error(exc)
         return
     tail = stop.flush()
