@@ -136,8 +136,8 @@ async def _login_name(scope: dict, receive: Callable) -> str:
     """The ``username`` field of a login form ("" when there is none or the form is broken:
     Gradio then refuses it itself)."""
     try:
-        form = await Request(scope, receive).form()
-        name = form.get("username")
+        async with Request(scope, receive).form() as form:  # closes any uploaded part
+            name = form.get("username")
     except Exception:  # any unreadable form: counted under the empty name
         return ""
     return name[:256] if isinstance(name, str) else ""
