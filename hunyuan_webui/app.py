@@ -21,6 +21,9 @@ import gradio as gr
 import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from hunyuan_webui import library
 from hunyuan_webui import settings as settings_mod
@@ -41,6 +44,7 @@ from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.layout import build_ui
 from hunyuan_webui.web.page.text import I18N
+from hunyuan_webui.web.responses import install_page_error_handlers
 
 log = logging.getLogger("hunyuan_webui")
 
@@ -72,7 +76,14 @@ def create_app(settings: Settings, translator: Translator | None = None,
         # Unexpected errors reach the page as a plain apology (ui_errors), never as raw text.
         show_error=False, max_file_size=settings.max_file_bytes,
     )
+    for route in app.routes:
+        if isinstance(route, Mount) and isinstance(route.app, Starlette):  # the page's own app
+            install_page_error_handlers(route.app)
     app.add_middleware(PageCompression)  # outermost: it sees the page as it leaves
+    if proxies := settings_mod.proxy_list(settings.forwarded_allow_ips):
+        # Outermost of all: every guard, limit and log sees the client the proxies name. Only
+        # here: the Server below turns uvicorn's own handling (127.0.0.1 trusted) off.
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=proxies)
     app.state.translator = translator
     return app
 
@@ -84,6 +95,8 @@ class Server:
         config = uvicorn.Config(app, host=settings.host, port=settings.port,
                                 root_path=settings.root_path, log_level=settings.log_level,
                                 timeout_graceful_shutdown=3, access_log=False,
+                                # Forwarded addresses: only --forwarded-allow-ips (create_app).
+                                proxy_headers=False, forwarded_allow_ips="",
                                 http=header_timeout_protocol(settings.header_timeout))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)

@@ -9,6 +9,7 @@ fields; a flag beats the environment, which beats the default. The object is val
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -25,6 +26,11 @@ GGUF_ENGINES = ("llamacpp", "llama-server")
 ENV_PREFIX = "HYMT_"
 # Tokens the prompt template, a glossary and context add around the user's text, at most.
 PROMPT_OVERHEAD_TOKENS = 1024
+
+
+def proxy_list(value: str) -> list[str]:
+    """``--forwarded-allow-ips`` as a list (empty: no proxy is trusted)."""
+    return [p.strip() for p in (value or "").split(",") if p.strip()]
 
 
 def _opt(default: Any, help: str, *, choices: Sequence[str] | None = None, secret: bool = False,
@@ -134,6 +140,11 @@ class Settings:
                                       "unlimited.", group="server")
     cors_origins: str = _opt("", "Comma-separated origins allowed by CORS ('*' for any).",
                              group="server")
+    forwarded_allow_ips: str = _opt("", "Comma-separated addresses or networks (10.0.0.0/8) of "
+                                    "reverse proxies whose X-Forwarded-For and X-Forwarded-Proto "
+                                    "are believed ('*' = any). Default: none, not even 127.0.0.1: "
+                                    "every client is known by the address it connects from.",
+                                    group="server")
     max_body_bytes: int = _opt(1_000_000, "Largest HTTP request body accepted (uploads: "
                                "--max-file-bytes).", group="server")
     header_timeout: float = _opt(10.0, "Seconds a client may take to send its request headers; a "
@@ -175,6 +186,13 @@ class Settings:
             raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
         if self.root_path and not self.root_path.startswith("/"):
             raise InputError("--root-path must start with '/'.")
+        for proxy in proxy_list(self.forwarded_allow_ips):
+            if proxy != "*":
+                try:
+                    ipaddress.ip_network(proxy, strict=False)
+                except ValueError:
+                    raise InputError(f"--forwarded-allow-ips: {proxy!r} is not an address or a "
+                                     "network (10.0.0.0/8), nor '*'.") from None
 
     def segments_in_flight(self) -> int:
         """How many segments one request may have submitted and unfinished at once."""

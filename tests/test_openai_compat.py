@@ -71,7 +71,7 @@ def test_a_translation_prompt_is_translated_exactly(client, app, message, expect
                                             temperature=0)
     assert answer.choices[0].message.content == expected
     assert answer.choices[0].finish_reason == "stop"
-    assert answer.model == app.engine.model_id
+    assert answer.model == app.translator.spec.public_id == "demo-model"
     info = answer.model_extra["translation"]
     assert info["target_lang"] == prompts.recognize(message).target and info["segments"] == 1
     assert answer.usage.total_tokens == answer.usage.prompt_tokens + answer.usage.completion_tokens
@@ -200,7 +200,7 @@ def test_stop_text_holds_back_what_may_start_a_stop_string():
 # -- models, errors, keys --------------------------------------------------------------------------
 def test_models(client, app):
     [model] = client.models.list().data
-    assert model.id == app.engine.model_id and model.object == "model"
+    assert model.id == app.translator.spec.public_id and model.object == "model"
     assert client.models.retrieve(model.id).id == model.id
     with pytest.raises(openai.NotFoundError):
         client.models.retrieve("gpt-nothing")

@@ -328,3 +328,44 @@ def test_kill_9_of_the_engine_under_load_then_ready_and_exact_again(demo_dir, ph
                 assert c.get("/ready").json()["extra"]["restarts"] == 1
     finally:
         engine.close()
+
+
+@pytest.mark.slow
+def test_ready_says_unresponsive_at_once_and_health_fails_once_restarts_stop(demo_dir, monkeypatch):
+    """Issue 20, finding 8: during a hang /ready said 200 "busy" until the supervisor's detection
+    15 s later; once the supervisor gave up, /health still said 200, so a liveness probe never
+    restarted the app."""
+    monkeypatch.setattr("hunyuan_webui.engine.restarts.RESTART_LIMIT", 1)
+    monkeypatch.setattr("hunyuan_webui.engine.restarts.BACKOFF_S", (0.1,))
+    engine = ProcessEngine(models.resolve(demo_dir), device="cpu", warmup=False)  # 15 s beats
+    try:
+        assert engine.wait_ready(120).state == EngineState.READY
+        with running_app(engine, cache_size=0) as app, app.client() as c:
+            assert c.get("/ready").status_code == 200 and c.get("/health").status_code == 200
+            child = engine.status().extra["process"]
+            os.kill(child, signal.SIGSTOP)  # hung: no heartbeat from here on
+            stopped_at = time.monotonic()
+            try:
+                assert wait_until(lambda: c.get("/ready").status_code == 503, 10)
+                noticed = time.monotonic() - stopped_at
+                body = c.get("/ready").json()
+                assert body["state"] == "unresponsive" and "not answered" in body["reason"]
+                assert c.get("/health").status_code == 200  # it may yet come back
+            finally:
+                os.kill(child, signal.SIGCONT)
+            print(f"\n/ready said 503 {noticed:.1f}s after the hang began")
+            assert noticed < 4.0, noticed  # BEAT_LATE_S (2 s), not BEAT_TIMEOUT_S (15 s)
+            # It answered again before the supervisor's deadline: ready, not restarted.
+            assert wait_until(lambda: c.get("/ready").status_code == 200, 10)
+            assert engine.status().extra["restarts"] == 0
+
+            for _ in range(2):  # two crashes in the window: one more than the limit of 1
+                assert engine.wait_ready(120).state == EngineState.READY
+                os.kill(engine.status().extra["process"], signal.SIGKILL)
+                assert wait_until(lambda: engine.status().state != EngineState.READY, 10)
+            assert wait_until(lambda: c.get("/health").status_code == 503, 15)
+            health = c.get("/health").json()
+            assert health["status"] == "failed" and "not restarted again" in health["reason"]
+            assert c.get("/ready").status_code == 503
+    finally:
+        engine.close()

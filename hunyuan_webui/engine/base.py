@@ -109,6 +109,7 @@ class EngineState(StrEnum):
     WARMING = "warming"
     READY = "ready"
     RESTARTING = "restarting"  # its process died or hung; a new one is on its way
+    UNRESPONSIVE = "unresponsive"  # its process's heartbeat is late: hung, or about to answer
     FAILED = "failed"
     STOPPED = "stopped"
 
@@ -366,7 +367,7 @@ class Engine(ABC):
         while True:
             status = self.status()
             if status.state not in (EngineState.LOADING, EngineState.WARMING,
-                                    EngineState.RESTARTING):
+                                    EngineState.RESTARTING, EngineState.UNRESPONSIVE):
                 return status
             if deadline is not None and time.monotonic() > deadline:
                 return status

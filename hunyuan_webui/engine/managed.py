@@ -201,7 +201,7 @@ class ManagedEngine(Engine):
     def status(self) -> EngineStatus:
         with self._lock:
             state, reason, remote, process = self._state, self._reason, self._remote, self._process
-        extra: dict[str, Any] = {"server": self.server.engine, "restarts": self.restarts,
+        extra: dict[str, Any] = {"server": self.server.engine, **self._supervisor.status_extra(),
                                  "server_pid": process.pid if process else None}
         if self._supervisor.closing:
             state, reason = EngineState.STOPPED, SHUTTING_DOWN

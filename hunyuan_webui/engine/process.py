@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -66,6 +67,9 @@ from hunyuan_webui.models import ModelSpec
 log = logging.getLogger(__name__)
 
 BEAT_TIMEOUT_S = 15.0  # no heartbeat for this long from a running child: it is hung
+# A ready child's heartbeat this late (four beats missed): "unresponsive" at once, so that /ready
+# stops sending it work, before the supervisor decides at BEAT_TIMEOUT_S that it is hung.
+BEAT_LATE_S = 2.0
 STALL_TIMEOUT_S = 180.0  # one scheduler pass this long with work waiting: it is hung
 __all__ = ["ProcessEngine"]
 
@@ -81,12 +85,13 @@ class ProcessEngine(Engine):
 
     def __init__(self, spec: ModelSpec, *, runner: str = "local",
                  beat_timeout: float = BEAT_TIMEOUT_S, stall_timeout: float = STALL_TIMEOUT_S,
-                 **engine_kwargs: Any) -> None:
+                 beat_late: float = BEAT_LATE_S, **engine_kwargs: Any) -> None:
         self.spec = spec
         self.model_id = spec.id
         self._runner = runner  # which engine the child runs: see worker.RUNNERS
         self._kwargs = engine_kwargs
         self._beat_timeout, self._stall_timeout = beat_timeout, stall_timeout
+        self._beat_late = min(beat_late, beat_timeout)
         self._lock = threading.Lock()
         self._child = Child(spec, engine_kwargs, runner)
         self._recovering = ""  # while a replacement child loads: why the last one went
@@ -111,19 +116,24 @@ class ProcessEngine(Engine):
     def status(self) -> EngineStatus:
         with self._lock:
             child, recovering, given_up = self._child, self._recovering, self._given_up
-        extra = {"process": child.pid, "restarts": self.restarts}
+        extra = {"process": child.pid, **self._supervisor.status_extra()}
         if self._supervisor.closing:
             return self._own_status(EngineState.STOPPED, SHUTTING_DOWN, extra)
         if given_up:
             return self._own_status(EngineState.FAILED, given_up, extra)
-        beat, _ = child.last_status()
+        beat, beat_at = child.last_status()
         if recovering and (beat is None or beat.state in (EngineState.LOADING, EngineState.WARMING)
                            or child.exited.is_set()):
             return self._own_status(EngineState.RESTARTING, recovering, extra)
         if child.exited.is_set():  # the supervisor is about to notice
             return self._own_status(EngineState.RESTARTING, child.dead, extra)
-        if beat is None:  # the child is still importing torch
+        if beat is None or beat_at is None:  # the child is still importing torch
             return self._own_status(EngineState.LOADING, "", extra)
+        late = time.monotonic() - beat_at
+        if beat.ready and late > self._beat_late:
+            return self._own_status(EngineState.UNRESPONSIVE, (
+                f"The engine process has not answered for {late:.0f}s; it is restarted if it "
+                f"does not answer within {self._beat_timeout:g}s."), extra)
         return replace(beat, extra={**beat.extra, **extra})
 
     def count_tokens(self, text: str) -> int:

@@ -25,6 +25,9 @@ RESTART_WINDOW_S = 600.0
 BACKOFF_S = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
 SUPERVISE_EVERY_S = 0.2  # how often a supervisor looks at its process
 SHUTTING_DOWN = "The translator is shutting down."
+# In a status's ``extra``: the supervisor has stopped restarting the engine, so only restarting
+# the whole app can bring it back (``/health`` then fails, for a liveness probe to do just that).
+GIVEN_UP = "given_up"
 
 # What one watched run ended with: why the process failed, and its pid; None for no restart
 # (closing, or a failure the engine has reported as final).
@@ -116,6 +119,14 @@ class Supervisor:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout=timeout)
         return True
+
+    def status_extra(self) -> dict[str, object]:
+        """What an engine's status says of its supervision: the restarts so far, and whether
+        they have stopped (``GIVEN_UP``, only once they have)."""
+        extra: dict[str, object] = {"restarts": self.restarts}
+        if self.policy.given_up:
+            extra[GIVEN_UP] = True
+        return extra
 
     def sleep(self, seconds: float) -> bool:
         """Wait ``seconds``; True (at once) when closing."""

@@ -16,13 +16,15 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.routing import APIRoute
+from gradio import route_utils
+from gradio.route_utils import FnIndexInferError
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hunyuan_webui.errors import InputError, TranslatorError
+from hunyuan_webui.web.bodies import unreadable_body
 
 log = logging.getLogger("hunyuan_webui.web.api")
-
-FASTAPI_BODY_ERROR = "There was an error parsing the body"  # FastAPI's 400 for an unreadable body
 
 # A protocol's error: the HTTP status and the JSON body its clients read.
 ErrorShape = Callable[[TranslatorError], tuple[int, dict[str, Any]]]
@@ -68,10 +70,16 @@ class ShapedErrorRoute(APIRoute):
             try:
                 return await handler(request)
             except TranslatorError as exc:
+                redact = getattr(request.app.state, "redact", None)
+                if redact is not None:  # a local model path, named rather than located
+                    exc.user_message = redact.text(exc.user_message)
                 status, body = self.shape(exc)
                 return JSONResponse(body, status_code=status, headers=retry_headers(exc))
-            except RequestValidationError as exc:
-                if not self.validation:
+            except (RequestValidationError, StarletteHTTPException) as exc:
+                if unreadable := unreadable_body(exc):  # the one refusal of bodies.py
+                    status, body = self.shape(unreadable)
+                    return JSONResponse(body, status_code=status)
+                if not self.validation or isinstance(exc, StarletteHTTPException):
                     raise
                 status, body = self.shape(
                     _InvalidRequest("Invalid request: " + validation_problems(exc)))
@@ -145,16 +153,16 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        message = "Invalid request: " + validation_problems(exc)
-        if any(e.get("type") == "json_invalid" for e in exc.errors()):
-            message = "Malformed JSON body."
+        unreadable = unreadable_body(exc)
+        message = unreadable.user_message if unreadable else \
+            "Invalid request: " + validation_problems(exc)
         return error_response(422, "invalid_request", message,
                       request_id=getattr(request.state, "request_id", None))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 400 and exc.detail == FASTAPI_BODY_ERROR:  # e.g. bytes, not UTF-8
-            return error_response(422, "invalid_request", "Malformed JSON body.",
+        if unreadable := unreadable_body(exc):  # e.g. bytes, not UTF-8; deep nesting
+            return error_response(422, "invalid_request", unreadable.user_message,
                           request_id=getattr(request.state, "request_id", None))
         return error_response(exc.status_code, "http_error", str(exc.detail),
                       getattr(exc, "headers", None), getattr(request.state, "request_id", None))
@@ -171,3 +179,31 @@ def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
               exc_info=exc)
     return error_response(500, "internal_error",
                   "Something went wrong on the server; it has been logged.", None, request_id)
+
+
+def install_page_error_handlers(page: Starlette) -> None:
+    """On the page's own app (Gradio's, mounted at /): a request naming a page function that
+    does not exist is a 404, not the bare 500 Gradio's own error middleware answers."""
+
+    async def unknown_function(request: Request, exc: Exception) -> Response:
+        if not _unknown_page_function(exc):
+            raise exc  # a bug: Gradio's 500, and the log
+        return error_response(404, "not_found", "The page has no such function.",
+                              request_id=getattr(request.state, "request_id", None))
+
+    page.add_exception_handler(FnIndexInferError, unknown_function)
+    page.add_exception_handler(KeyError, unknown_function)
+
+
+def _unknown_page_function(exc: Exception) -> bool:
+    """Gradio raised it while looking up the function a request names (``/gradio_api/call/NAME``,
+    ``/api/NAME``, a ``fn_index``) and found none: the client's mistake, which Gradio leaves
+    unanswered (a 500) rather than answering 404."""
+    if isinstance(exc, FnIndexInferError):
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code if tb is not None else None
+    return isinstance(exc, KeyError) and code is not None and code.co_name == "get_fn" and \
+        code.co_filename == route_utils.__file__

@@ -192,41 +192,42 @@ class AccessControl:
 
 
 class LoginThrottle:
-    """Failed sign-ins per address: the first ``free`` cost nothing, then each one doubles the
-    wait before the next attempt (1 s, 2 s, 4 s ... up to ``max_wait``). A success clears the
-    record; a quiet ``forget_after`` seconds does too."""
+    """Failed sign-ins per key (:class:`~hunyuan_webui.web.guards.security.LoginGuard` counts one user
+    name at one address): the first ``free`` cost nothing, then each one doubles the wait before
+    the next attempt (1 s, 2 s, 4 s ... up to ``max_wait``). A success clears the record; a quiet
+    ``forget_after`` seconds does too."""
 
     def __init__(self, free: int = 5, max_wait: float = 300.0, forget_after: float = 900.0) -> None:
         self.free, self.max_wait, self.forget_after = free, max_wait, forget_after
         self._lock = threading.Lock()
-        self._failures: dict[str, tuple[int, float]] = {}  # address -> (count, last failure)
+        self._failures: dict[str, tuple[int, float]] = {}  # key -> (count, last failure)
 
-    def wait(self, address: str) -> float:
-        """Seconds before ``address`` may try again (0 = now)."""
+    def wait(self, key: str) -> float:
+        """Seconds before ``key`` may try again (0 = now)."""
         now = time.monotonic()
         with self._lock:
-            count, last = self._failures.get(address, (0, now))
+            count, last = self._failures.get(key, (0, now))
             if now - last > self.forget_after:
-                self._failures.pop(address, None)
+                self._failures.pop(key, None)
                 return 0.0
         if count < self.free:
             return 0.0
         delay = min(self.max_wait, 2.0 ** (count - self.free))
         return max(0.0, last + delay - now)
 
-    def failed(self, address: str) -> None:
+    def failed(self, key: str) -> None:
         now = time.monotonic()
         with self._lock:
             if len(self._failures) > 10_000:  # bounded: forget the quiet ones first
                 for old in [a for a, (_, t) in self._failures.items()
                             if now - t > self.forget_after]:
                     del self._failures[old]
-            count, _ = self._failures.get(address, (0, now))
-            self._failures[address] = (count + 1, now)
+            count, _ = self._failures.get(key, (0, now))
+            self._failures[key] = (count + 1, now)
 
-    def succeeded(self, address: str) -> None:
+    def succeeded(self, key: str) -> None:
         with self._lock:
-            self._failures.pop(address, None)
+            self._failures.pop(key, None)
 
 
 def _short_hash(text: str) -> str:

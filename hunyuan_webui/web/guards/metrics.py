@@ -20,6 +20,10 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from hunyuan_webui.service import TranslationResult, Translator
 
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+# Labels come from closed sets, so that no client can grow /metrics: the methods HTTP defines
+# (anything else is "other"), route templates (see middleware._route_label), status codes.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT",
+                     "TRACE"})
 
 
 class Metrics:
@@ -40,6 +44,7 @@ class Metrics:
         self.registry.register(_EngineCollector(translator))
 
     def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
+        method = method if method in METHODS else "other"
         self.requests.labels(method, route, str(status)).inc()
         self.request_seconds.labels(route).observe(seconds)
         if status >= 400:

@@ -96,9 +96,8 @@ def _route_label(request: Request, app: FastAPI) -> str:
 
 
 def _route_group(path: str) -> str:
-    """Bound the label set: Gradio's own paths are grouped under their first two parts."""
-    if path.startswith("/gradio_api/"):
-        return "/".join(path.split("/")[:3])
+    """Bound the label set: a path no route template matched is "other" (the page's too:
+    ``/gradio_api/<anything>`` would be a label per made-up name)."""
     return path if path in ("/", "") else "other"
 
 

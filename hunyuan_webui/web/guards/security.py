@@ -1,6 +1,7 @@
 """The server's guards beside the Gatekeeper, as plain ASGI middleware around every route.
 
-- :class:`LoginGuard` slows down password guessing on Gradio's ``/login``.
+- :class:`LoginGuard` slows down password guessing on Gradio's ``/login``, per account and
+  address.
 - :class:`SecurityHeaders` adds a Content-Security-Policy and frame protection to the page.
 - :func:`header_timeout_protocol` closes connections that do not finish their headers in time.
 - :class:`Redactor` replaces a local model path with the model's name in what users read.
@@ -11,12 +12,14 @@ Plain ASGI rather than ``BaseHTTPMiddleware``: streamed answers pass straight th
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import h11
 from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -62,8 +65,11 @@ def json_error(scope: dict, status: int, code: str, message: str,
 
 
 class LoginGuard:
-    """Gradio's ``POST /login`` with :class:`~hunyuan_webui.web.guards.access.LoginThrottle` in front: after
-    a few failures from one address, it must wait longer before each new attempt (429)."""
+    """Gradio's ``POST /login`` with :class:`~hunyuan_webui.web.guards.access.LoginThrottle` in front,
+    counted per account *and* address: after a few failures for one user name from one address,
+    that pair must wait longer before each new attempt (429), the right password too (otherwise a
+    200 among the 429s would tell a guesser which guess was right). Another account from the same
+    address, a classmate behind the same router, signs in as usual."""
 
     def __init__(self, app: Any, throttle: LoginThrottle) -> None:
         self.app, self.throttle = app, throttle
@@ -73,8 +79,10 @@ class LoginGuard:
                 route_path(scope).rstrip("/") != "/login":
             await self.app(scope, receive, send)
             return
-        address = (scope.get("client") or ("unknown", 0))[0]
-        wait = self.throttle.wait(address)
+        replay = await _buffered(receive)
+        who = login_key(await _login_name(scope, replay()),
+                        (scope.get("client") or ("unknown", 0))[0])
+        wait = self.throttle.wait(who)
         if wait > 0:
             await json_error(scope, 429, "rate_limited",
                              f"Too many failed sign-ins; try again in {wait:.0f} s.",
@@ -88,11 +96,51 @@ class LoginGuard:
                 status = message["status"]
             await send(message)
 
-        await self.app(scope, receive, watching)
+        await self.app(scope, replay(), watching)
         if status == 200:
-            self.throttle.succeeded(address)
+            self.throttle.succeeded(who)
         elif status == 400:  # Gradio's "Incorrect credentials."
-            self.throttle.failed(address)
+            self.throttle.failed(who)
+
+
+def login_key(user: str, address: str) -> str:
+    """What the login throttle counts: one user name (hashed: names are not kept) at one
+    address."""
+    return f"{hashlib.sha256(user.encode('utf-8', 'replace')).hexdigest()[:16]}@{address}"
+
+
+async def _buffered(receive: Callable) -> Callable[[], Callable]:
+    """Read a (size-limited: BodyLimit is outside) body once; each call of the result gives a
+    ``receive`` that hands the same bytes on again."""
+    body, more, after = b"", True, []
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            after.append(message)
+            break
+        body += message.get("body", b"")
+        more = message.get("more_body", False)
+
+    def replay() -> Callable:
+        queue = [{"type": "http.request", "body": body, "more_body": False}, *after]
+
+        async def replayed() -> dict:
+            return queue.pop(0) if queue else await receive()
+
+        return replayed
+
+    return replay
+
+
+async def _login_name(scope: dict, receive: Callable) -> str:
+    """The ``username`` field of a login form ("" when there is none or the form is broken:
+    Gradio then refuses it itself)."""
+    try:
+        async with Request(scope, receive).form() as form:  # closes any uploaded part
+            name = form.get("username")
+    except Exception:  # any unreadable form: counted under the empty name
+        return ""
+    return name[:256] if isinstance(name, str) else ""
 
 
 class SecurityHeaders:

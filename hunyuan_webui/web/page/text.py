@@ -181,7 +181,8 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 STATES = {"zh": {"ready": "就绪", "loading": "加载中", "busy": "忙碌", "failed": "失败",
-                 "starting": "启动中", "warming": "预热中"}}
+                 "starting": "启动中", "warming": "预热中", "restarting": "重启中",
+                 "unresponsive": "无响应"}}
 
 
 def ui_lang(request: Any) -> str:

@@ -14,7 +14,6 @@ character allowance, 429 for too many requests), converted in one place, :class:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
+from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
@@ -90,19 +90,14 @@ async def _params(request: Request) -> dict[str, list[Any]]:
     for key, value in request.query_params.multi_items():
         params.setdefault(key, []).append(value)
     content_type = request.headers.get("content-type", "")
-    if "json" in content_type:
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise InputError("Malformed JSON body.") from None
-        if not isinstance(body, dict):
-            raise InputError("The JSON body must be an object.")
-        for key, value in body.items():
+    if is_json(content_type):
+        for key, value in (await json_object(request)).items():
             params[key] = value if isinstance(value, list) else [value]
-    elif "form" in content_type:
-        form = await request.form()
-        for key in form:
-            params[key] = form.getlist(key)
+    elif is_form(content_type):
+        form: dict[str, list[Any]] = {}
+        for key, value in await form_items(request):
+            form.setdefault(key, []).append(value)
+        params.update(form)
     return params
 
 

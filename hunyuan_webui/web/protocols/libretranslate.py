@@ -10,8 +10,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputError
 from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.schemas import (
     LT_DETECT_FIELDS,
@@ -88,17 +88,12 @@ async def _lt_params(request: Request) -> dict[str, Any]:
     """LibreTranslate clients send forms, JSON or query strings."""
     data: dict[str, Any] = dict(request.query_params)
     content_type = request.headers.get("content-type", "")
-    if "json" in content_type:
-        try:
-            body = await request.json()
-        except (ValueError, RecursionError):  # bad JSON or UTF-8, 5,000-digit numbers, deep nesting
-            raise InputError("Malformed JSON body.") from None
-        if not isinstance(body, dict):
-            raise InputError("The JSON body must be an object.")
-        data.update(body)
-    elif "form" in content_type:
-        form = await request.form()
-        for key in form:
-            values = form.getlist(key)
+    if is_json(content_type):
+        data.update(await json_object(request))
+    elif is_form(content_type):
+        form: dict[str, list[Any]] = {}
+        for key, value in await form_items(request):
+            form.setdefault(key, []).append(value)
+        for key, values in form.items():
             data[key] = values if key == "q" and len(values) > 1 else values[0]
     return data

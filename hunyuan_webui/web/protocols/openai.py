@@ -75,10 +75,11 @@ def _result_usage(result: TranslationResult) -> dict[str, int]:
 class _Answer:
     """The fields every chunk and the whole answer share."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
         self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
         self.created = int(time.time())
         self.model = model
+        self.redact = redact  # an error's text, with a local model path named, not located
 
     def completion(self, text: str, finish: str, usage: dict[str, int],
                    **extra: Any) -> dict[str, Any]:
@@ -147,7 +148,8 @@ OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=Tru
 # -- the routes ------------------------------------------------------------------------------------
 def create_router(translator: Translator) -> APIRouter:
     router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-    model_card = {"id": translator.spec.id, "object": "model", "created": 0, "owned_by": "tencent"}
+    name = translator.spec.public_id  # never a local checkpoint's path
+    model_card = {"id": name, "object": "model", "created": 0, "owned_by": "tencent"}
 
     @router.get("/v1/models")
     def list_models(who: CallerDep) -> dict[str, Any]:
@@ -156,9 +158,8 @@ def create_router(translator: Translator) -> APIRouter:
 
     @router.get("/v1/models/{model:path}")
     def get_model(model: str, who: CallerDep) -> dict[str, Any]:
-        if model != translator.spec.id:
-            raise _NotFound(f"The model {model!r} does not exist; this server has "
-                            f"{translator.spec.id!r}.")
+        if model != name:
+            raise _NotFound(f"The model {model!r} does not exist; this server has {name!r}.")
         return model_card
 
     @router.post("/v1/chat/completions")
@@ -172,7 +173,7 @@ def create_router(translator: Translator) -> APIRouter:
         wanted = await anyio.to_thread.run_sync(translation_for, body, translator, options)
         tool = None if wanted is not None else await anyio.to_thread.run_sync(
             tool_request_for, body)  # long messages: a few regular expressions each
-        ask = _Ask(body, request, who, _Answer(translator.spec.id))
+        ask = _Ask(body, request, who, _Answer(name, request.app.state.redact.text))
         if wanted is not None:
             return await _serve_translation(translator, ask, wanted)
         if tool is not None:
@@ -187,7 +188,7 @@ def create_router(translator: Translator) -> APIRouter:
         """OpenAI's legacy completions: the prompt is read like a chat's user message (a
         translation prompt goes through the translator); anything else is plain generation."""
         return await _completions(translator, body, _Ask(body, request, who,
-                                                          _TextAnswer(translator.spec.id)))
+                                                          _TextAnswer(name, request.app.state.redact.text)))
 
     return router
 
@@ -332,6 +333,7 @@ async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopTe
                 if stop.stopped:
                     break
     except TranslatorError as exc:
+        exc.user_message = answer.redact(exc.user_message)
         yield _stream_error(exc)
         return
     tail = stop.flush()

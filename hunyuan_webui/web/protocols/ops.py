@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
+from hunyuan_webui.engine.restarts import GIVEN_UP
 from hunyuan_webui.service import Translator
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.metrics import Metrics
@@ -22,13 +23,19 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
     router = APIRouter(tags=["operations"])
 
     @router.get("/health")
-    def health() -> dict[str, str]:
-        """The process is alive."""
-        return {"status": "ok"}
+    def health() -> JSONResponse:
+        """The process is alive and can still serve: 503 once the engine's supervisor has given
+        up restarting it (only restarting the app helps then; a liveness probe should)."""
+        status = translator.engine.status()
+        if status.extra.get(GIVEN_UP):
+            return JSONResponse({"status": "failed", "reason": redact.text(status.reason)},
+                                status_code=503)
+        return JSONResponse({"status": "ok"})
 
     @router.get("/ready")
     def ready() -> JSONResponse:
-        """The model is loaded and warm (503 until then, with the state and any failure reason)."""
+        """The model is loaded and warm, and its process answers (503 otherwise, with the state
+        and any reason: loading, restarting, a late heartbeat, a failure)."""
         status = translator.engine.status()
         return JSONResponse(redact.answer(status.to_dict()),
                             status_code=200 if status.ready else 503)
@@ -60,7 +67,7 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
         """The loaded model: its prompt family, the modes it has prompts for, its chat format and
         the decoding defaults a request starts from."""
         spec = translator.spec
-        return {"id": spec.id, "family": str(spec.family), "modes": sorted(spec.modes),
+        return {"id": spec.public_id, "family": str(spec.family), "modes": sorted(spec.modes),
                 "chat_format": spec.chat_format, "description": spec.description,
                 "decoding": asdict(spec.decoding), "demo": spec.demo}
 
