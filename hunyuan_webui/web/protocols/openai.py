@@ -100,8 +100,8 @@ class _Answer:
 class _TextAnswer(_Answer):
     """The legacy completions' shape: ``text_completion`` objects with ``choices[].text``."""
 
-    def __init__(self, model: str) -> None:
-        super().__init__(model)
+    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
+        super().__init__(model, redact)
         self.id = f"cmpl-{uuid.uuid4().hex[:24]}"
 
     def completion(self, text: str, finish: str, usage: dict[str, int],
