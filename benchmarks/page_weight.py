@@ -59,7 +59,7 @@ def measure(browser: Any, url: str) -> dict[str, float]:
 def demo_app() -> Iterator[str]:
     from hunyuan_webui import models
     from hunyuan_webui.app import Server, create_app
-    from hunyuan_webui.demo_model import ensure_demo_model
+    from hunyuan_webui.demo.model import ensure_demo_model
     from hunyuan_webui.engine.local import LocalEngine
     from hunyuan_webui.service import Translator
     from hunyuan_webui.settings import Settings

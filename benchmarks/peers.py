@@ -103,7 +103,8 @@ def build_checkpoint(out_dir: str | os.PathLike[str], size: str = "cpu", *, devi
         HunYuanDenseV1ForCausalLM,
     )
 
-    from hunyuan_webui.demo_model import ensure_demo_model, model_config
+    from hunyuan_webui.demo.model import ensure_demo_model
+    from hunyuan_webui.demo.training import model_config
 
     shape = SIZES[size]
     out = Path(out_dir)

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from hunyuan_webui import models
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
 from hunyuan_webui.engine import get_engine
 from hunyuan_webui.engine.restarts import RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import SERVERS, Server
@@ -74,7 +76,7 @@ def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):
 def test_a_missing_server_is_one_paragraph_with_the_install_command():
     venv = Path(sys.executable).parent.parent
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="vllm", model=MT7B.id))
+        get_engine(MT7B, EngineConfig(kind=kinds.VLLM))
     assert err.value.user_message == (
         "--engine vllm starts vLLM as a managed server, but it is not installed here. Install "
         f"it into the translator's environment ({venv}) with `pip install vllm`, then start the "
@@ -115,13 +117,13 @@ def test_engines_and_checkpoint_formats_must_match(demo_path, tmp_path):
     gguf = tmp_path / "Hy-MT2-1.8B-Q4_K_M.gguf"
     gguf.write_bytes(b"GGUF")
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="llamacpp", model=demo_path))
+        get_engine(models.resolve(demo_path), EngineConfig(kind=kinds.LLAMACPP))
     assert err.value.user_message == (
         f"--engine llamacpp runs GGUF files, and {Path(demo_path).resolve()} is not one: pass a "
         ".gguf file or a -GGUF repository with --model (e.g. tencent/Hy-MT2-1.8B-GGUF), or "
         "choose another --engine.")
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="process", model=str(gguf)))
+        get_engine(models.resolve(str(gguf)), EngineConfig(kind=kinds.PROCESS))
     assert err.value.user_message == (
         f"{gguf} is a GGUF checkpoint, which transformers does not run here: use --engine "
         "llamacpp (or llama-server).")
@@ -166,6 +168,6 @@ def test_a_closed_supervisor_stops_watching():
 
 @pytest.fixture
 def demo_path() -> str:
-    from hunyuan_webui.demo_model import DEMO_DIR
+    from hunyuan_webui.demo.model import DEMO_DIR
 
     return str(DEMO_DIR)

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from hunyuan_webui.core.config import PROMPT_OVERHEAD_TOKENS
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import (
     DecodingOptions,
     Engine,
@@ -51,8 +53,6 @@ from hunyuan_webui.errors import (
     NotReadyError,
     TranslatorError,
 )
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import PROMPT_OVERHEAD_TOKENS
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,8 @@ from collections.abc import Callable, Sequence
 
 import torch
 
+from hunyuan_webui.core.config import PROMPT_OVERHEAD_TOKENS
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import (
     DecodingOptions,
     Engine,
@@ -44,8 +46,6 @@ from hunyuan_webui.errors import (
     NotReadyError,
     TranslatorError,
 )
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import PROMPT_OVERHEAD_TOKENS
 
 log = logging.getLogger(__name__)
 

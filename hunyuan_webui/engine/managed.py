@@ -41,14 +41,15 @@ from typing import Any
 import httpx
 
 from hunyuan_webui import errors
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, Engine, EngineState, EngineStatus, Stream
 from hunyuan_webui.engine.child import exit_words
 from hunyuan_webui.engine.remote import OpenAIEngine
 from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import LOOPBACK, Server
 from hunyuan_webui.errors import NotReadyError
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -159,11 +160,11 @@ class ManagedEngine(Engine):
     flight. It is never held while calling into the remote engine or waiting on the process.
     """
 
-    def __init__(self, spec: ModelSpec, settings: Settings, server: Server, *,
+    def __init__(self, spec: ModelSpec, config: EngineConfig, server: Server, *,
                  hang_timeout: float = HANG_TIMEOUT_S) -> None:
         self.spec, self.model_id = spec, spec.id
-        self.settings, self.server = settings, server
-        server.command(spec, settings, spec.source, 0)  # a missing server or bad flag: now
+        self.config, self.server = config, server
+        server.command(spec, config, spec.source, 0)  # a missing server or bad flag: now
         self._hang_timeout = hang_timeout
         self._lock = threading.Lock()
         self._process: ServerProcess | None = None
@@ -209,7 +210,7 @@ class ManagedEngine(Engine):
             status = remote.status()
             return replace(status, extra={**status.extra, **extra})
         return EngineStatus(state=state, model=self.model_id, reason=reason,
-                            device=f"{self.server.title} server", dtype=self.settings.dtype,
+                            device=f"{self.server.title} server", dtype=self.config.dtype,
                             extra=extra)
 
     def close(self) -> None:
@@ -275,24 +276,24 @@ class ManagedEngine(Engine):
         if self.server.gguf:
             from hunyuan_webui.engine.gguf_files import locate
 
-            return str(locate(self.spec, self.settings.gguf_quant))
+            return str(locate(self.spec, self.config.gguf_quant))
         return self.spec.source
 
     def _start(self, model: str) -> ServerProcess | None:
         """Start a server and wait until it answers; sets ``_remote`` when it does. None when
         closing meanwhile."""
         port = free_port()
-        command = self.server.command(self.spec, self.settings, model, port)
+        command = self.server.command(self.spec, self.config, model, port)
         process = ServerProcess(self.server, command, port,
-                                self.server.environment(self.settings))
+                                self.server.environment(self.config))
         with self._lock:
             self._process = process
-        deadline = time.monotonic() + self.settings.engine_start_timeout
+        deadline = time.monotonic() + self.config.engine_start_timeout
         while not process.healthy():
             if process.exited():
                 return process
             if time.monotonic() > deadline:
-                process.kill(f"did not answer within {self.settings.engine_start_timeout:g}s")
+                process.kill(f"did not answer within {self.config.engine_start_timeout:g}s")
                 process.process.wait(timeout=10)
                 return process
             if self._supervisor.sleep(0.25):
@@ -321,9 +322,9 @@ class ManagedEngine(Engine):
     def _remote_engine(self, process: ServerProcess, model: str) -> OpenAIEngine:
         """The remote engine as ``--engine openai --endpoint URL`` would build it (so it gets
         whatever the model needs there), pointed at this server."""
-        settings = replace(self.settings, engine="openai", endpoint=process.url, api_key=None,
-                           remote_model=self.server.served_name(self.spec, model))
-        return OpenAIEngine.from_settings(self.spec, settings)
+        config = replace(self.config, kind=kinds.OPENAI, endpoint=process.url, api_key=None,
+                         remote_model=self.server.served_name(self.spec, model))
+        return OpenAIEngine.from_config(self.spec, config)
 
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""

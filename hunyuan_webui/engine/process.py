@@ -50,6 +50,8 @@ from dataclasses import replace
 from typing import Any
 
 from hunyuan_webui import errors
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import (
     DecodingOptions,
     Engine,
@@ -61,7 +63,6 @@ from hunyuan_webui.engine.base import (
 from hunyuan_webui.engine.child import Child
 from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
 from hunyuan_webui.errors import NotReadyError
-from hunyuan_webui.models import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class ProcessEngine(Engine):
     :class:`~hunyuan_webui.engine.restarts.Supervisor` calls in here holding no lock of its own.
     """
 
-    def __init__(self, spec: ModelSpec, *, runner: str = "local",
+    def __init__(self, spec: ModelSpec, *, runner: str = kinds.PROCESS,
                  beat_timeout: float = BEAT_TIMEOUT_S, stall_timeout: float = STALL_TIMEOUT_S,
                  **engine_kwargs: Any) -> None:
         self.spec = spec
