@@ -217,17 +217,28 @@ class Stream:
                 self._cond.wait(timeout)
             return self._chunks[position:], self._finished
 
+    def follow(self, timeout: float | None = None,
+               stop: Callable[[], bool] | None = None) -> Iterator[str]:
+        """The one reading loop: every chunk from the start, in order, waiting up to ``timeout``
+        for each read (None: until something comes); an empty string whenever a read brought
+        nothing, so the reader may wait its own way or give up. Ends at the stream's end (raising
+        its error, if it failed) or, before the next read, once ``stop()`` is true. It does not
+        attach: the caller decides whether it is a reader that keeps the sequence alive."""
+        position = 0
+        while stop is None or not stop():
+            new, finished = self.read(position, timeout)
+            position += len(new)
+            yield from new
+            if finished and not self.read(position, timeout=0)[0]:
+                self.raise_if_failed()
+                return
+            if not new:
+                yield ""
+
     def __iter__(self) -> Iterator[str]:
         self.attach()
-        position = 0
         try:
-            while True:
-                new, finished = self.read(position)
-                position += len(new)
-                yield from new
-                if finished and not self.read(position, timeout=0)[0]:
-                    self.raise_if_failed()
-                    return
+            yield from (chunk for chunk in self.follow() if chunk)
         finally:
             self.detach()
 
@@ -237,20 +248,19 @@ class Stream:
         with self._cond:
             self._loops.append((loop, event))
         self.attach()
-        position = 0
+        reader = self.follow(timeout=0)
         try:
             while True:
-                event.clear()
-                new, finished = self.read(position, timeout=0)
-                position += len(new)
-                for chunk in new:
-                    yield chunk
-                if finished and not self.read(position, timeout=0)[0]:
-                    self.raise_if_failed()
+                event.clear()  # before the read: a chunk pushed after it sets the event again
+                chunk = next(reader, None)
+                if chunk is None:
                     return
-                if not new:
+                if chunk:
+                    yield chunk
+                else:
                     await event.wait()
         finally:
+            reader.close()
             with self._cond:
                 self._loops = [(lp, ev) for lp, ev in self._loops if ev is not event]
             self.detach()
