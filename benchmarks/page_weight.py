@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-import socket
 import statistics
 import time
 from collections.abc import Iterator
@@ -63,9 +62,8 @@ def demo_app() -> Iterator[str]:
     from hunyuan_webui.engine.local import LocalEngine
     from hunyuan_webui.service import Translator
     from hunyuan_webui.settings import Settings
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    from hunyuan_webui.urls import free_port
+    port = free_port()
     settings = Settings(model=str(ensure_demo_model()), port=port, log_level="warning",
                         max_new_tokens=64)
     engine = LocalEngine(models.resolve(settings.model), max_new_tokens=64)
