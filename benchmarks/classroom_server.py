@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,17 +18,13 @@ from typing import Any
 
 import httpx
 
+from hunyuan_webui.urls import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 class SoakError(RuntimeError):
     """The soak could not run (the server did not start): a message for the terminal."""
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def rss_mib(pid: int | None) -> float | None:

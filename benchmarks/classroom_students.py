@@ -19,7 +19,7 @@ import httpx
 
 from benchmarks.classroom_report import Outcome
 from benchmarks.clients import sse_lines
-from hunyuan_webui.demo_model import load_phrases
+from hunyuan_webui.demo.model import load_phrases
 
 CALL = "/gradio_api/call/translate"
 CLASS_SHARE = 0.40  # requests for the class example

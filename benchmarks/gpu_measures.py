@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from hunyuan_webui import models
 from hunyuan_webui.engine import (
     DecodingOptions,
     Engine,
@@ -204,7 +205,8 @@ def open_engine(model_dir: Path, dtype: str, device: str,
         torch.cuda.reset_peak_memory_stats()
     before = torch.cuda.memory_allocated() if device == "cuda" else 0
     started = time.perf_counter()
-    engine = get_engine(Settings(model=str(model_dir), engine="local", dtype=dtype, device=device))
+    config = Settings(model=str(model_dir), engine="local", dtype=dtype, device=device)
+    engine = get_engine(models.resolve(config.model), config.engine_config())
     status = engine.wait_ready(timeout=max(1.0, budget.left()))
     if status.state is not EngineState.READY:
         if status.state in (EngineState.LOADING, EngineState.WARMING):

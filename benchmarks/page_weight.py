@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import shutil
-import socket
 import statistics
 import time
 from collections.abc import Iterator
@@ -59,13 +58,12 @@ def measure(browser: Any, url: str) -> dict[str, float]:
 def demo_app() -> Iterator[str]:
     from hunyuan_webui import models
     from hunyuan_webui.app import Server, create_app
-    from hunyuan_webui.demo_model import ensure_demo_model
+    from hunyuan_webui.demo.model import ensure_demo_model
     from hunyuan_webui.engine.local import LocalEngine
     from hunyuan_webui.service import Translator
     from hunyuan_webui.settings import Settings
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    from hunyuan_webui.urls import free_port
+    port = free_port()
     settings = Settings(model=str(ensure_demo_model()), port=port, log_level="warning",
                         max_new_tokens=64)
     engine = LocalEngine(models.resolve(settings.model), max_new_tokens=64)

@@ -41,7 +41,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -52,6 +51,8 @@ from dataclasses import asdict, dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from hunyuan_webui.urls import free_port
 
 START_TIMEOUT_S = 300.0
 STOP_TIMEOUT_S = 15.0
@@ -103,7 +104,8 @@ def build_checkpoint(out_dir: str | os.PathLike[str], size: str = "cpu", *, devi
         HunYuanDenseV1ForCausalLM,
     )
 
-    from hunyuan_webui.demo_model import ensure_demo_model, model_config
+    from hunyuan_webui.demo.model import ensure_demo_model
+    from hunyuan_webui.demo.training import model_config
 
     shape = SIZES[size]
     out = Path(out_dir)
@@ -219,12 +221,6 @@ def stopping_copy(model_dir: str | os.PathLike[str], out_dir: str | os.PathLike[
 
 
 # -- peer processes ----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def serve_missing_packages() -> list[str]:
     """What ``transformers serve`` needs and cannot import here ([] when it can run)."""
     return [name for name in ("openai", "fastapi", "uvicorn", "pydantic")

@@ -109,8 +109,8 @@ def _quiet_transformers() -> None:
 
 
 def _demo_model(argv: Sequence[str]) -> int:
-    from hunyuan_webui.demo_formats import DEFAULT_FORMAT, FORMATS
-    from hunyuan_webui.demo_model import ensure_demo_model
+    from hunyuan_webui.demo.formats import DEFAULT_FORMAT, FORMATS
+    from hunyuan_webui.demo.model import ensure_demo_model
 
     parser = argparse.ArgumentParser(prog="python -m hunyuan_webui demo-model",
                                      description="Print a demo checkpoint's directory (building "

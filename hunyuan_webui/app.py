@@ -28,6 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from hunyuan_webui import library
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
+from hunyuan_webui.core import kinds
 from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
@@ -132,7 +133,7 @@ def check_hardware(settings: Settings) -> None:
     """Before anything loads, for every in-process engine (local and process): refuse a model
     this app cannot run (saying which engine can), and a 7B model on a machine without a GPU
     unless asked to (--device cpu)."""
-    if settings.engine not in ("local", "process"):  # a server, or llama.cpp: not transformers
+    if settings.engine not in kinds.TRANSFORMERS:  # a server, or llama.cpp: not transformers
         return
     from hunyuan_webui import models
     from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device
@@ -163,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         check_port(settings.host, settings.port)
-        if settings.engine == "local":  # before torch loads here: OpenMP reads its policy then
+        if settings.engine == kinds.LOCAL:  # before torch loads here: OpenMP reads its policy then
             let_idle_threads_sleep(settings.cpu_threads)
         choice = choose(settings)
         settings = choice.settings

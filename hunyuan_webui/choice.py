@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Protocol
 
 from hunyuan_webui import models
+from hunyuan_webui.core import kinds
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.settings import GGUF_ENGINES, Settings
 
@@ -38,7 +39,7 @@ HUB_TIMEOUT_S = 5.0
 # Engines that run a model inside this app: transformers, and llama.cpp for GGUF builds.
 IN_PROCESS_ENGINES = frozenset({"transformers", "llama.cpp"})
 # --engine values a chosen GGUF row may replace by llamacpp (the in-process ones, and itself).
-GGUF_SWITCHABLE = frozenset({"local", "process", "llamacpp"})
+GGUF_SWITCHABLE = frozenset({*kinds.TRANSFORMERS, kinds.LLAMACPP})
 
 
 @dataclass(frozen=True)
@@ -180,7 +181,7 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
         return _demo(settings, "--demo was given.", asked=True)
     if settings.model != AUTO:
         return Choice(settings, f"--model {settings.model}")
-    if settings.engine == "openai":
+    if settings.engine == kinds.OPENAI:
         raise InputError("With --engine openai, say which model the server runs, e.g. --model "
                          "tencent/Hy-MT2-7B (its prompts and decoding defaults follow it).")
     probe = probe or MachineProbe(settings.gguf_quant)
@@ -239,7 +240,7 @@ def _engine_for(row: Row, settings: Settings, probe: Probe) -> str | None:
                  row.model)
         return None
     if gguf and settings.engine in GGUF_SWITCHABLE:
-        return "llamacpp"
+        return kinds.LLAMACPP
     if gguf == (settings.engine in GGUF_ENGINES):  # llama-server; or transformers and servers
         return settings.engine
     log.info("launch choice: skipping %s (--engine %s does not run it)", row.model,
@@ -248,7 +249,7 @@ def _engine_for(row: Row, settings: Settings, probe: Probe) -> str | None:
 
 
 def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
-    from hunyuan_webui.demo_model import ensure_demo_model, load_phrases
+    from hunyuan_webui.demo.model import ensure_demo_model, load_phrases
 
     directory = ensure_demo_model()
     count = len(load_phrases())
@@ -265,8 +266,20 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
         banner = f"**Demo model.** This is {what}. {commands}"
     demo = replace(settings, model=str(directory), demo=True)
     if settings.engine in GGUF_ENGINES:  # llama.cpp runs the demo as a GGUF file
-        demo = demo.with_demo()
+        demo = with_demo(demo)
     return Choice(demo, reason, banner)
+
+
+def with_demo(settings: Settings) -> Settings:
+    """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
+    engines that run GGUF files get it as one. :func:`choose` does this for --demo."""
+    if settings.engine in GGUF_ENGINES:
+        from hunyuan_webui.demo.gguf import ensure_demo_gguf
+
+        return replace(settings, model=str(ensure_demo_gguf()))
+    from hunyuan_webui.demo.model import ensure_demo_model
+
+    return replace(settings, model=str(ensure_demo_model()))
 
 
 def markdown_table() -> str:

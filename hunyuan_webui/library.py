@@ -24,6 +24,8 @@ from typing import Any
 
 from hunyuan_webui import service
 from hunyuan_webui.choice import AUTO as AUTO_MODEL
+from hunyuan_webui.choice import with_demo
+from hunyuan_webui.core import kinds
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
@@ -57,12 +59,12 @@ class Translator:
         if unknown:
             raise InputError(f"Unknown setting(s) {', '.join(unknown)}. Valid: "
                              f"{', '.join(sorted(names))}.")
-        settings.setdefault("engine", "local")  # no web server here to share the GIL with
+        settings.setdefault("engine", kinds.LOCAL)  # no web server here to share the GIL with
         if model is not None:
             settings["model"] = model
         resolved = Settings(**settings)
         if demo:
-            resolved = resolved.with_demo()
+            resolved = with_demo(resolved)
         elif resolved.model == AUTO_MODEL:
             from hunyuan_webui.choice import choose
 

@@ -12,20 +12,17 @@ import argparse
 import ipaddress
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import PROMPT_OVERHEAD_TOKENS, EngineConfig
 from hunyuan_webui.errors import InputError
 
 DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
 DEVICES = ("auto", "cuda", "mps", "cpu")
-ENGINES = ("local", "process", "openai", "llamacpp", "vllm", "sglang", "llama-server",
-           "transformers-serve")
-MANAGED_ENGINES = ("vllm", "sglang", "llama-server", "transformers-serve")  # engine.servers
-GGUF_ENGINES = ("llamacpp", "llama-server")
+ENGINES, MANAGED_ENGINES, GGUF_ENGINES = kinds.ENGINES, kinds.MANAGED, kinds.GGUF
 ENV_PREFIX = "HYMT_"
-# Tokens the prompt template, a glossary and context add around the user's text, at most.
-PROMPT_OVERHEAD_TOKENS = 1024
 
 
 def proxy_list(value: str) -> list[str]:
@@ -49,7 +46,7 @@ class Settings:
     dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
                       "use bitsandbytes.", choices=DTYPES)
     device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
-    engine: str = _opt("process", "process = the model runs in a child process of its own, so "
+    engine: str = _opt(kinds.DEFAULT, "process = the model runs in a child process of its own, so "
                        "the web server does not share its GIL (faster under load); local = in "
                        "this process; llamacpp = a GGUF checkpoint run by llama.cpp "
                        "(llama-cpp-python) in such a child process; vllm, sglang, llama-server, "
@@ -182,7 +179,7 @@ class Settings:
                 raise InputError(f"--{_flag(name)} must be 0 (unlimited) or more.")
         if not 0 < self.port < 65536:
             raise InputError(f"--port must be between 1 and 65535; got {self.port}.")
-        if self.engine == "openai" and not self.endpoint:
+        if self.engine == kinds.OPENAI and not self.endpoint:
             raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
         if self.root_path and not self.root_path.startswith("/"):
             raise InputError("--root-path must start with '/'.")
@@ -200,20 +197,12 @@ class Settings:
 
     def context_length(self) -> int:
         """The longest sequence (prompt and answer, in tokens) a server is sized for."""
-        return self.context_tokens or (self.max_input_tokens + PROMPT_OVERHEAD_TOKENS
-                                       + self.max_new_tokens)
+        return self.engine_config().context_length()
 
-    def with_demo(self) -> Settings:
-        """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
-        engines that run GGUF files get it as one. The launcher's own choice
-        (:func:`hunyuan_webui.choice.choose`) does this for --demo."""
-        if self.engine in GGUF_ENGINES:
-            from hunyuan_webui.engine.gguf_files import ensure_demo_gguf
-
-            return replace(self, model=str(ensure_demo_gguf()))
-        from hunyuan_webui.demo_model import ensure_demo_model
-
-        return replace(self, model=str(ensure_demo_model()))
+    def engine_config(self) -> EngineConfig:
+        """What the engines are configured with: these settings' share of them."""
+        names = {f.name for f in fields(EngineConfig)} - {"kind"}
+        return EngineConfig(kind=self.engine, **{name: getattr(self, name) for name in names})
 
     def public(self) -> dict[str, Any]:
         """The settings with secrets masked, for logs: secret fields, and credentials in URLs."""

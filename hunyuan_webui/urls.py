@@ -3,7 +3,7 @@
 A URL given on the command line (``--endpoint``, ``--redis-url``) may carry ``user:password@``.
 Whatever prints or reports such a URL passes it through :func:`redact_url` first. A server
 listening on every interface is shown by its LAN address (:func:`lan_ip`), which people on the
-network can open, rather than 0.0.0.0. This module
+network can open, rather than 0.0.0.0; :func:`free_port` finds a port to listen on. This module
 imports nothing from the package, so any module can use it without an import cycle.
 """
 
@@ -19,6 +19,14 @@ def redact_url(url: str) -> str:
     if "@" not in parts.netloc:
         return url
     return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on at ``host`` now (the system's choice): for a server this
+    process starts, and for the tests' and benchmarks' own. The one copy of this helper."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def lan_ip() -> str | None:

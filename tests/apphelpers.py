@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from hunyuan_webui.engine import Engine
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.urls import free_port
 
 # en -> th under greedy decoding, the demo model runs on for ~650 tokens on this text (most texts
 # that are not demo phrases end after a few dozen).
@@ -48,12 +48,6 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-sync", "--disable-component-update", "--no-first-run",
                  "--disable-quic"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def make_engine(demo_dir: str, max_new_tokens: int = 512, **kwargs: Any) -> LocalEngine:

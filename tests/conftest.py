@@ -21,7 +21,7 @@ from dataclasses import replace
 import pytest
 
 from hunyuan_webui import models
-from hunyuan_webui.demo_model import Phrase, ensure_demo_model, load_phrases
+from hunyuan_webui.demo.model import Phrase, ensure_demo_model, load_phrases
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings

@@ -115,7 +115,7 @@ def test_every_prompt_lets_the_gradio_endpoint_answer_200_tokens() -> None:
     from transformers import AutoTokenizer
 
     from benchmarks.clients import SENTENCES, prompt
-    from hunyuan_webui.demo_model import ensure_demo_model
+    from hunyuan_webui.demo.model import ensure_demo_model
 
     tokenizer = AutoTokenizer.from_pretrained(ensure_demo_model())
     for i in range(len(SENTENCES)):

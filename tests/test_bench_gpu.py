@@ -125,7 +125,7 @@ def test_missing_bitsandbytes_is_recorded_not_raised(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine refuses --dtype int8 before reading any weight when bitsandbytes is missing
     (as it may be on the GPU machine); the run records its message and goes on."""
-    from hunyuan_webui.demo_model import ensure_demo_model
+    from hunyuan_webui.demo.model import ensure_demo_model
 
     monkeypatch.setitem(sys.modules, "bitsandbytes", None)
     args = gpu.build_parser().parse_args(["--device", "cpu", "--size", "tiny",

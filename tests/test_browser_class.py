@@ -11,7 +11,6 @@ the page's Content-Security-Policy, which blocks nothing the page needs.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
+from hunyuan_webui.urls import free_port
 from hunyuan_webui.web.page.layout import language_choices
 from hunyuan_webui.web.page.text import LABELS
 
@@ -35,9 +35,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.browser,
 
 @pytest.fixture(scope="module")
 def url(engine, demo_settings) -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = replace(demo_settings, port=port, cache_size=1000)
     translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=1000))
     server = Server(create_app(settings, translator), settings).start()

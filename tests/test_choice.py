@@ -13,7 +13,7 @@ import pytest
 
 from hunyuan_webui import choice
 from hunyuan_webui.app import check_hardware
-from hunyuan_webui.demo_model import demo_dir
+from hunyuan_webui.demo.model import demo_dir
 from hunyuan_webui.errors import InputError, ModelLoadError, TranslatorError
 from hunyuan_webui.settings import Settings
 

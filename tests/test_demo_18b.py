@@ -20,8 +20,10 @@ from apphelpers import running_app
 from gradio_client import Client
 from transformers import AutoTokenizer
 
-from hunyuan_webui import demo_model, models
+from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.demo import model as demo_model
+from hunyuan_webui.demo import training as demo_training
 from hunyuan_webui.engine import GREEDY
 from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.prompts import PromptFamily
@@ -77,7 +79,7 @@ def test_the_tokens_and_the_chat_template_are_the_1_8b_models(tokenizer):
     assert (tokenizer.bos_token, tokenizer.eos_token) == (BOS, STOP)
     for token in (BOS, USER, ASSISTANT, STOP, "<｜hy_place▁holder▁no▁3｜>"):
         ids = tokenizer.encode(token, add_special_tokens=False)
-        assert len(ids) == 1 and ids[0] >= demo_model.BPE_VOCAB - 1, token  # one special token
+        assert len(ids) == 1 and ids[0] >= demo_training.BPE_VOCAB - 1, token  # one special token
     user = [{"role": "user", "content": "将以下文本翻译为英语，注意只需要输出翻译后的结果，不要额外解释：\n\n你好"}]
     assert tokenizer.apply_chat_template(user, add_generation_prompt=True, tokenize=False) == (
         f"{BOS}{USER}将以下文本翻译为英语，注意只需要输出翻译后的结果，不要额外解释：\n\n你好{ASSISTANT}")
@@ -153,4 +155,4 @@ def test_a_rebuild_is_deterministic_and_memorises(tmp_path):
         assert (out / name).read_bytes() == (DIR / name).read_bytes(), name
     meta = json.loads((out / demo_model.SIDECAR).read_text(encoding="utf-8"))
     assert min(meta["training"]["min_margin_fp32"],
-               meta["training"]["min_margin_fake_nf4"]) >= demo_model.MARGIN
+               meta["training"]["min_margin_fake_nf4"]) >= demo_training.MARGIN

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -17,8 +19,10 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from hunyuan_webui import demo_model, languages, models
-from hunyuan_webui.demo_model import DEMO_DIR, PHRASES_PATH, Phrase, load_phrases
+from hunyuan_webui import languages, models
+from hunyuan_webui.demo import model as demo_model
+from hunyuan_webui.demo import training as demo_training
+from hunyuan_webui.demo.model import DEMO_DIR, PHRASES_PATH, Phrase, load_phrases
 from hunyuan_webui.prompts import PromptFamily, translation_prompt
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
@@ -309,6 +313,25 @@ def test_ensure_falls_back_to_the_cache_when_assets_are_read_only(monkeypatch, t
     assert built == [expected]
 
 
+def test_the_trainer_is_imported_only_to_train():
+    """Finding the demo model (the launch choice, the GGUF copy) never loads its trainer, and
+    the README's `python -m hunyuan_webui.demo_model` still answers."""
+    code = ("import sys\n"
+            "import hunyuan_webui.choice, hunyuan_webui.demo_model, hunyuan_webui.demo.gguf\n"
+            "hunyuan_webui.demo_model.ensure_demo_model()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('hunyuan_webui.demo')))\n")
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == str(
+        ["hunyuan_webui.demo", "hunyuan_webui.demo.formats", "hunyuan_webui.demo.gguf",
+         "hunyuan_webui.demo.model", "hunyuan_webui.demo.phrases", "hunyuan_webui.demo_model"])
+    usage = subprocess.run([sys.executable, "-m", "hunyuan_webui.demo_model", "--help"],
+                           capture_output=True, text=True, timeout=120, cwd=repo)
+    assert usage.returncode == 0 and "--format {7b,1.8b}" in usage.stdout, usage.stderr
+
+
 @pytest.mark.slow
 def test_rebuild_matches_the_shipped_files_and_memorises(tmp_path):
     """Rebuild from the TSV (what `python -m hunyuan_webui.demo_model` does): 15-60 s.
@@ -321,7 +344,7 @@ def test_rebuild_matches_the_shipped_files_and_memorises(tmp_path):
     assert not list(tmp_path.glob(".demo-model-*"))  # the staging directory is gone
     meta = json.loads((out / demo_model.SIDECAR).read_text(encoding="utf-8"))
     assert min(meta["training"]["min_margin_fp32"], meta["training"]["min_margin_fake_nf4"]) >= (
-        demo_model.MARGIN)
+        demo_training.MARGIN)
     for name in ("tokenizer.json", "tokenizer_config.json", "config.json",
                  "generation_config.json"):
         assert (out / name).read_bytes() == (DEMO_DIR / name).read_bytes(), name

@@ -126,7 +126,8 @@ SCRIPT = textwrap.dedent("""
     from hunyuan_webui.engine import GREEDY
     from hunyuan_webui.service import TranslationRequest, Translator
     from hunyuan_webui.settings import Settings
-    settings = Settings(demo=True, redis_url=sys.argv[1], cache_size=0).with_demo()
+    from hunyuan_webui.choice import with_demo
+    settings = with_demo(Settings(demo=True, redis_url=sys.argv[1], cache_size=0))
     translator = Translator.from_settings(settings)
     assert translator.engine.wait_ready(120).state == "ready"
     result = translator.translate(TranslationRequest("你叫什么名字？", "en", "zh", GREEDY))

@@ -19,6 +19,10 @@ from apphelpers import LONG_PAIR, LONG_TEXT, wait_until
 
 from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.choice import with_demo
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.demo.gguf import ensure_demo_gguf
 from hunyuan_webui.engine import (
     GREEDY,
     DecodingOptions,
@@ -27,7 +31,7 @@ from hunyuan_webui.engine import (
     get_engine,
     llama_model,
 )
-from hunyuan_webui.engine.gguf_files import ensure_demo_gguf, pick_file, quant_of, write_gguf
+from hunyuan_webui.engine.gguf_files import pick_file, quant_of, write_gguf
 from hunyuan_webui.engine.llamacpp import LlamaCppEngine
 from hunyuan_webui.engine.process import ProcessEngine
 from hunyuan_webui.errors import InputError, ModelLoadError
@@ -70,7 +74,7 @@ def test_a_gguf_file_is_a_model_with_the_sidecar_beside_it(tmp_path):
 def test_without_llama_cpp_python_the_message_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(llama_model, "available", lambda: False)
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="llamacpp", model="tencent/Hy-MT2-1.8B-GGUF"))
+        get_engine(models.resolve("tencent/Hy-MT2-1.8B-GGUF"), EngineConfig(kind=kinds.LLAMACPP))
     assert err.value.user_message == (
         "llama.cpp runs GGUF checkpoints here through the llama-cpp-python package, which is not "
         "installed. Install it into this environment with `pip install llama-cpp-python` (it "
@@ -168,11 +172,11 @@ def test_length_cap_and_cancel_free_their_slots(llama, phrases):
 
 @pytest.mark.slow
 def test_demo_with_engine_llamacpp_runs_the_gguf(phrases):
-    settings = Settings(engine="llamacpp", demo=True, max_new_tokens=64, cpu_threads=1,
-                        warmup=False).with_demo()
+    settings = with_demo(Settings(engine="llamacpp", demo=True, max_new_tokens=64,
+                                  cpu_threads=1, warmup=False))
     assert settings.model == str(ensure_demo_gguf())
     try:
-        engine = get_engine(settings)
+        engine = get_engine(models.resolve(settings.model), settings.engine_config())
         assert isinstance(engine, ProcessEngine) and engine.wait_ready(120).ready
         assert engine.generate(phrases[0].prompt, GREEDY) == phrases[0].target
     finally:
@@ -200,6 +204,6 @@ def test_an_architecture_llama_cpp_does_not_know_fails_with_its_words(tmp_path):
 
 @pytest.fixture
 def demo_path() -> str:
-    from hunyuan_webui.demo_model import DEMO_DIR
+    from hunyuan_webui.demo.model import DEMO_DIR
 
     return str(DEMO_DIR)

@@ -46,7 +46,7 @@ def _offline_and_one_thread(monkeypatch):
 def managed(demo_dir: str, **settings: object) -> ManagedEngine:
     values = {"engine": "transformers-serve", "model": demo_dir, "device": "cpu",
               "max_new_tokens": 64, "engine_start_timeout": 180.0, **settings}
-    return ManagedEngine(models.resolve(demo_dir), Settings(**values),
+    return ManagedEngine(models.resolve(demo_dir), Settings(**values).engine_config(),
                          SERVERS["transformers-serve"])
 
 
@@ -144,7 +144,8 @@ def test_a_hung_server_is_killed_and_replaced(demo_dir, phrases, monkeypatch):
     monkeypatch.setattr("hunyuan_webui.engine.remote.health.READY_PROBE_INTERVAL_S", 0.5)
     monkeypatch.setattr("hunyuan_webui.engine.remote.engine.PROBE_TIMEOUT_S", 1.0)
     engine = ManagedEngine(models.resolve(demo_dir), Settings(
-        engine="transformers-serve", model=demo_dir, device="cpu", max_new_tokens=64),
+        engine="transformers-serve", model=demo_dir, device="cpu",
+        max_new_tokens=64).engine_config(),
         SERVERS["transformers-serve"], hang_timeout=1.0)
     try:
         old = engine.wait_ready(180).extra["server_pid"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import sys
 from pathlib import Path
 
 import pytest
+
+from hunyuan_webui.urls import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,9 +32,7 @@ def test_the_readme_jupyter_cells_start_link_and_stop(demo_dir, monkeypatch):
     import nbformat
     from nbclient import NotebookClient
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     cells = readme_cells()
     assert len(cells) >= 2 and "port=7860" in cells[0]
     notebook = nbformat.v4.new_notebook(cells=[

@@ -156,7 +156,7 @@ def _alive(pid: int) -> bool:
 def test_the_default_engine_is_the_child_process_and_closes_cleanly(demo_dir):
     settings = Settings(model=demo_dir, device="cpu", warmup=False)
     assert settings.engine == "process"
-    engine = get_engine(settings)
+    engine = get_engine(models.resolve(settings.model), settings.engine_config())
     try:
         assert isinstance(engine, ProcessEngine)
         assert engine.wait_ready(120).state == EngineState.READY

@@ -203,7 +203,7 @@ def served_engine(served: str, demo_dir: str) -> Iterator[OpenAIEngine]:
     spec = resolve(demo_dir)
     settings = Settings(model=demo_dir, engine="openai", endpoint=served, max_new_tokens=64,
                         max_queued=64)
-    engine = OpenAIEngine.from_settings(spec, settings)
+    engine = OpenAIEngine.from_config(spec, settings.engine_config())
     ready(engine)
     yield engine
     engine.close()
@@ -342,7 +342,7 @@ def test_settings_build_the_engine_without_leaking_the_key(demo_dir):
         settings = Settings(model=demo_dir, engine="openai", endpoint=fake.url,
                             api_key="sk-secret", remote_model="served-name", remote_retries=5,
                             remote_timeout=30.0, max_new_tokens=99, max_queued=7)
-        engine = OpenAIEngine.from_settings(resolve(demo_dir), settings)
+        engine = OpenAIEngine.from_config(resolve(demo_dir), settings.engine_config())
         try:
             assert (engine.remote_model, engine.retries, engine.timeout, engine.max_new_tokens,
                     engine.max_queued) == ("served-name", 5, 30.0, 99, 7)
@@ -580,8 +580,9 @@ def test_several_endpoints_share_the_load_and_skip_a_dead_one(served, demo_dir, 
     from hunyuan_webui.engine.replicas import ReplicaEngine
 
     dead = "http://127.0.0.1:9/v1"  # the discard port: nothing answers there
-    engines = [OpenAIEngine.from_settings(resolve(demo_dir), Settings(
-        model=demo_dir, engine="openai", endpoint=url, remote_timeout=5)) for url in (dead, served)]
+    engines = [OpenAIEngine.from_config(resolve(demo_dir), Settings(
+        model=demo_dir, engine="openai", endpoint=url, remote_timeout=5).engine_config())
+        for url in (dead, served)]
     replicas = ReplicaEngine(engines)
     try:
         assert wait_until(lambda: replicas.status().state == EngineState.READY, 30)
@@ -599,7 +600,7 @@ def test_hy_mt2_30b_a3b_asks_for_no_thinking_and_never_shows_a_think_block():
     script = sse("<think>", "\nThe user wants", " English.\n</th", "ink>\n\nHello", ", world.")
     with FakeServer(script, served=(spec.id,)) as fake:
         settings = Settings(model=spec.id, engine="openai", endpoint=fake.url)
-        with contextlib.closing(OpenAIEngine.from_settings(spec, settings)) as engine:
+        with contextlib.closing(OpenAIEngine.from_config(spec, settings.engine_config())) as engine:
             ready(engine)
             stream = engine.submit([PROMPT], spec.decoding)[0]
             chunks = list(stream)

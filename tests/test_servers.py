@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from hunyuan_webui import models
-from hunyuan_webui.engine import get_engine
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.engine import factory, get_engine
 from hunyuan_webui.engine.restarts import RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import SERVERS, Server
 from hunyuan_webui.errors import InputError
@@ -34,7 +36,7 @@ def installed(name: str) -> Server:
 def test_vllm_is_sized_from_our_settings():
     settings = Settings(max_input_tokens=2000, max_new_tokens=1000, max_batch_size=8,
                         gpu_memory=0.8, dtype="bf16")
-    assert installed("vllm").command(MT7B, settings, MT7B.source, 8123) == [
+    assert installed("vllm").command(MT7B, settings.engine_config(), MT7B.source, 8123) == [
         "vllm", "serve", "tencent/Hunyuan-MT-7B", "--host", "127.0.0.1", "--port", "8123",
         "--served-model-name", "tencent/Hunyuan-MT-7B", "--dtype", "bfloat16",
         "--max-model-len", "4024", "--gpu-memory-utilization", "0.8", "--max-num-seqs", "8"]
@@ -42,7 +44,7 @@ def test_vllm_is_sized_from_our_settings():
 
 def test_sglang_gets_the_same_settings_in_its_own_words_and_extra_args_come_last():
     settings = Settings(context_tokens=8192, engine_args="--tp 2 --enable-metrics")
-    assert installed("sglang").command(MT7B, settings, MT7B.source, 30000) == [
+    assert installed("sglang").command(MT7B, settings.engine_config(), MT7B.source, 30000) == [
         "sglang", "--model-path", "tencent/Hunyuan-MT-7B", "--host", "127.0.0.1",
         "--port", "30000", "--served-model-name", "tencent/Hunyuan-MT-7B", "--dtype", "auto",
         "--context-length", "8192", "--mem-fraction-static", "0.9",
@@ -52,7 +54,7 @@ def test_sglang_gets_the_same_settings_in_its_own_words_and_extra_args_come_last
 def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
     spec = models.resolve("tencent/HY-MT1.5-1.8B-GGUF")
     command = installed("llama-server").command(
-        spec, Settings(device="cpu", cpu_threads=3), "/m/HY-MT1.5-1.8B-Q8_0.gguf", 8080)
+        spec, EngineConfig(device="cpu", cpu_threads=3), "/m/HY-MT1.5-1.8B-Q8_0.gguf", 8080)
     assert command == [
         "llama-server", "-m", "/m/HY-MT1.5-1.8B-Q8_0.gguf", "--host", "127.0.0.1",
         "--port", "8080", "--alias", "tencent/HY-MT1.5-1.8B-GGUF", "-c", "28672",
@@ -64,7 +66,7 @@ def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
 def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):
     spec = models.resolve(demo_path)
     server = installed("transformers-serve")
-    assert server.command(spec, Settings(device="cpu"), spec.source, 9000) == [
+    assert server.command(spec, EngineConfig(device="cpu"), spec.source, 9000) == [
         "transformers-serve", "serve", spec.source, "--host", "127.0.0.1",
         "--port", "9000", "--device", "cpu", "--dtype", "auto", "--log-level", "warning"]
     assert server.served_name(spec, spec.source) == spec.source
@@ -74,7 +76,7 @@ def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):
 def test_a_missing_server_is_one_paragraph_with_the_install_command():
     venv = Path(sys.executable).parent.parent
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="vllm", model=MT7B.id))
+        get_engine(MT7B, EngineConfig(kind=kinds.VLLM))
     assert err.value.user_message == (
         "--engine vllm starts vLLM as a managed server, but it is not installed here. Install "
         f"it into the translator's environment ({venv}) with `pip install vllm`, then start the "
@@ -85,7 +87,7 @@ def test_a_missing_server_is_one_paragraph_with_the_install_command():
 def test_a_missing_program_is_named_with_where_to_get_it(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
     with pytest.raises(InputError) as err:
-        SERVERS["llama-server"].command(MT7B, Settings(), "x.gguf", 1)
+        SERVERS["llama-server"].command(MT7B, EngineConfig(), "x.gguf", 1)
     assert err.value.user_message == (
         "--engine llama-server starts llama.cpp's llama-server as a managed server, but it is "
         "not installed here. Install it with `brew install llama.cpp` (macOS, Linux), or take "
@@ -96,7 +98,7 @@ def test_a_missing_program_is_named_with_where_to_get_it(monkeypatch):
 
 def test_bitsandbytes_precisions_are_refused_with_what_to_do_instead():
     with pytest.raises(InputError) as err:
-        installed("vllm").command(MT7B, Settings(dtype="int4"), MT7B.source, 1)
+        installed("vllm").command(MT7B, EngineConfig(dtype="int4"), MT7B.source, 1)
     assert err.value.user_message == (
         "--dtype int4 quantizes with bitsandbytes, which vLLM does not do: choose a checkpoint "
         "quantized ahead of time (an -FP8 or -GPTQ model id), or pass its own flags with "
@@ -115,13 +117,13 @@ def test_engines_and_checkpoint_formats_must_match(demo_path, tmp_path):
     gguf = tmp_path / "Hy-MT2-1.8B-Q4_K_M.gguf"
     gguf.write_bytes(b"GGUF")
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="llamacpp", model=demo_path))
+        get_engine(models.resolve(demo_path), EngineConfig(kind=kinds.LLAMACPP))
     assert err.value.user_message == (
         f"--engine llamacpp runs GGUF files, and {Path(demo_path).resolve()} is not one: pass a "
         ".gguf file or a -GGUF repository with --model (e.g. tencent/Hy-MT2-1.8B-GGUF), or "
         "choose another --engine.")
     with pytest.raises(InputError) as err:
-        get_engine(Settings(engine="process", model=str(gguf)))
+        get_engine(models.resolve(str(gguf)), EngineConfig(kind=kinds.PROCESS))
     assert err.value.user_message == (
         f"{gguf} is a GGUF checkpoint, which transformers does not run here: use --engine "
         "llamacpp (or llama-server).")
@@ -166,6 +168,21 @@ def test_a_closed_supervisor_stops_watching():
 
 @pytest.fixture
 def demo_path() -> str:
-    from hunyuan_webui.demo_model import DEMO_DIR
+    from hunyuan_webui.demo.model import DEMO_DIR
 
     return str(DEMO_DIR)
+
+
+def test_the_engines_get_their_share_of_the_settings_and_one_table_builds_them():
+    settings = Settings(engine="openai", endpoint="http://h:1/v1", api_key="sk-secret",
+                        max_batch_size=4, context_tokens=9000)
+    config = settings.engine_config()
+    assert (config.kind, config.endpoint, config.api_key, config.max_batch_size,
+            config.context_length()) == ("openai", "http://h:1/v1", "sk-secret", 4, 9000)
+    assert "sk-secret" not in repr(config)
+    assert Settings().engine_config().context_length() == Settings().context_length()
+    assert set(factory.ENGINES) == set(kinds.ENGINES) == set(Settings.__dataclass_fields__[
+        "engine"].metadata["choices"])
+    assert factory.ENGINES[kinds.PROCESS].child == "hunyuan_webui.engine.local:LocalEngine"
+    with pytest.raises(InputError, match="--engine must be one of local, process"):
+        factory.build(MT7B, EngineConfig(kind="tgi"))

@@ -1,4 +1,5 @@
-"""The package keeps its shape: no import cycle, no function over 60 lines, no module over 400
+"""The package keeps its shape: no import cycle between modules or folders, no import upward, the
+engine kinds' names in at most two files, no function over 60 lines, no module over 400
 (``scripts/check_structure.py``; a maintainer reads it to see what to split)."""
 
 from __future__ import annotations
@@ -23,6 +24,47 @@ def test_the_checker_finds_a_cycle_and_a_long_function(tmp_path):
     found = check_structure.problems(tmp_path)
     assert "import cycle: hunyuan_webui.a <-> hunyuan_webui.b" in found
     assert any("long() is 62 lines" in p for p in found)
+
+
+def _package(root, files: dict[str, str]) -> None:
+    for name, text in {"__init__.py": "", **files}.items():
+        path = root / "hunyuan_webui" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_checker_finds_a_cycle_between_folders(tmp_path):
+    _package(tmp_path, {"low/__init__.py": "", "low/a.py": "from hunyuan_webui.high import b\n",
+                        "high/__init__.py": "", "high/b.py": "x = 1\n",
+                        "high/c.py": "from hunyuan_webui.low import a\n"})
+    found = check_structure.problems(tmp_path, layers=(("all", frozenset({"low", "high",
+                                                                          "__init__"})),))
+    assert "import cycle: hunyuan_webui.high.c <-> hunyuan_webui.low.a" not in found
+    assert "folder import cycle: high <-> low" in found
+
+
+def test_the_checker_refuses_an_import_upward_or_sideways(tmp_path):
+    _package(tmp_path, {"core.py": "from hunyuan_webui import engine\n", "engine.py": "",
+                        "models.py": "from hunyuan_webui.engine import x\n", "odd.py": ""})
+    layers = tuple((n, frozenset(u)) for n, u in (("bottom", {"core", "__init__"}),
+                                                 ("middle", {"engine", "models"})))
+    found = check_structure.problems(tmp_path, layers=layers)
+    assert ("upward import: hunyuan_webui.core (bottom) imports hunyuan_webui.engine "
+            "(a higher layer: middle)") in found
+    assert ("upward import: hunyuan_webui.models (middle) imports hunyuan_webui.engine "
+            "(the same layer: middle)") in found
+    assert "odd: in no layer (add it to LAYERS in scripts/check_structure.py)" in found
+
+
+def test_the_checker_counts_the_files_that_spell_an_engine_kind(tmp_path):
+    _package(tmp_path, {"core/__init__.py": "", "core/kinds.py": 'LOCAL = "local"\n',
+                        "a.py": 'X = "local"\n', "b.py": '"""Say "local" in a docstring."""\n'})
+    layers = (("all", frozenset({"core", "a", "b", "c", "__init__"})),)
+    assert check_structure.problems(tmp_path, layers=layers) == []
+    (tmp_path / "hunyuan_webui" / "c.py").write_text('if kind == "local":\n    pass\n')
+    assert check_structure.problems(tmp_path, layers=layers) == [
+        "engine kind names spelled as literals in 3 files (at most 2; use "
+        "hunyuan_webui.core.kinds): a.py (local); c.py (local); core/kinds.py (local)"]
 
 
 def test_the_package_has_no_cycle_and_no_long_unit():

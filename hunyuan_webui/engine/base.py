@@ -19,86 +19,16 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from hunyuan_webui.errors import CancelledError, InputError, TranslatorError
+from hunyuan_webui.core.decoding import GREEDY as GREEDY  # the engines' users find them here too
+from hunyuan_webui.core.decoding import OPTION_BOUNDS as OPTION_BOUNDS
+from hunyuan_webui.core.decoding import DecodingOptions
+from hunyuan_webui.errors import CancelledError, TranslatorError
 
 log = logging.getLogger(__name__)
-
-# Model card defaults and the bounds the UI sliders and the API accept.
-OPTION_BOUNDS: dict[str, tuple[float, float]] = {
-    "temperature": (0.05, 2.0),
-    "top_p": (0.05, 1.0),
-    "top_k": (0, 200),  # 0: no top-k cut (Hy-MT2-30B-A3B's card says -1, vLLM's spelling)
-    "repetition_penalty": (1.0, 2.0),
-    "max_new_tokens": (1, 4096),
-}
-
-
-@dataclass(frozen=True)
-class DecodingOptions:
-    """Decoding settings for one request; the defaults are the Hunyuan-MT / HY-MT1.5 / Hy-MT2
-    (1.8B, 7B) model cards'. A model with other defaults carries its own (``ModelSpec.decoding``),
-    and requests start from the loaded model's."""
-
-    deterministic: bool = False
-    temperature: float = 0.7
-    top_p: float = 0.6
-    top_k: int = 20
-    repetition_penalty: float = 1.05
-    max_new_tokens: int | None = None  # None: derived from the prompt length, capped by settings
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            if f.name not in OPTION_BOUNDS:
-                continue
-            value = getattr(self, f.name)
-            if value is None and f.name == "max_new_tokens":
-                continue
-            low, high = OPTION_BOUNDS[f.name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-                raise InputError(f"Option {f.name} must be a number between {low:g} and {high:g}; "
-                                 f"got {value!r}.")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)
-                                      or not 0 <= self.seed < 2**63):
-            raise InputError(f"Option seed must be an integer from 0 to 2**63-1; got {self.seed!r}.")
-        if not isinstance(self.deterministic, bool):
-            raise InputError("Option deterministic must be true or false.")
-
-    @classmethod
-    def from_mapping(cls, data: dict[str, Any] | None,
-                     defaults: DecodingOptions | None = None) -> DecodingOptions:
-        """Build from user input (API JSON, UI controls), rejecting unknown names with the list;
-        what ``data`` leaves out comes from ``defaults`` (the loaded model's)."""
-        data = dict(data or {})
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise InputError(f"Unknown option(s) {', '.join(unknown)}. Valid: {', '.join(sorted(names))}.")
-        if "deterministic" in data and not isinstance(data["deterministic"], bool):
-            raise InputError("Option deterministic must be true or false.")
-        if isinstance(data.get("top_k"), float) and data["top_k"].is_integer():
-            data["top_k"] = int(data["top_k"])
-        if isinstance(data.get("max_new_tokens"), float) and data["max_new_tokens"].is_integer():
-            data["max_new_tokens"] = int(data["max_new_tokens"])
-        for name in ("top_k", "max_new_tokens"):
-            if data.get(name) is not None and not isinstance(data[name], int):
-                raise InputError(f"Option {name} must be an integer; got {data[name]!r}.")
-        return cls(**{**asdict(defaults or cls()), **data})
-
-    def cache_fields(self) -> dict[str, Any]:
-        """What makes two results interchangeable (the seed only matters when sampling)."""
-        out = asdict(self)
-        if self.deterministic:
-            for name in ("temperature", "top_p", "top_k", "seed"):
-                out.pop(name)
-        return out
-
-
-GREEDY = DecodingOptions(deterministic=True)
 
 
 class EngineState(StrEnum):
@@ -288,17 +218,28 @@ class Stream:
                 self._cond.wait(timeout)
             return self._chunks[position:], self._finished
 
+    def follow(self, timeout: float | None = None,
+               stop: Callable[[], bool] | None = None) -> Iterator[str]:
+        """The one reading loop: every chunk from the start, in order, waiting up to ``timeout``
+        for each read (None: until something comes); an empty string whenever a read brought
+        nothing, so the reader may wait its own way or give up. Ends at the stream's end (raising
+        its error, if it failed) or, before the next read, once ``stop()`` is true. It does not
+        attach: the caller decides whether it is a reader that keeps the sequence alive."""
+        position = 0
+        while stop is None or not stop():
+            new, finished = self.read(position, timeout)
+            position += len(new)
+            yield from new
+            if finished and not self.read(position, timeout=0)[0]:
+                self.raise_if_failed()
+                return
+            if not new:
+                yield ""
+
     def __iter__(self) -> Iterator[str]:
         self.attach()
-        position = 0
         try:
-            while True:
-                new, finished = self.read(position)
-                position += len(new)
-                yield from new
-                if finished and not self.read(position, timeout=0)[0]:
-                    self.raise_if_failed()
-                    return
+            yield from (chunk for chunk in self.follow() if chunk)
         finally:
             self.detach()
 
@@ -308,20 +249,19 @@ class Stream:
         with self._cond:
             self._loops.append((loop, event))
         self.attach()
-        position = 0
+        reader = self.follow(timeout=0)
         try:
             while True:
-                event.clear()
-                new, finished = self.read(position, timeout=0)
-                position += len(new)
-                for chunk in new:
-                    yield chunk
-                if finished and not self.read(position, timeout=0)[0]:
-                    self.raise_if_failed()
+                event.clear()  # before the read: a chunk pushed after it sets the event again
+                chunk = next(reader, None)
+                if chunk is None:
                     return
-                if not new:
+                if chunk:
+                    yield chunk
+                else:
                     await event.wait()
         finally:
+            reader.close()
             with self._cond:
                 self._loops = [(lp, ev) for lp, ev in self._loops if ev is not event]
             self.detach()

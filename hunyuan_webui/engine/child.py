@@ -15,10 +15,11 @@ from dataclasses import asdict
 from typing import Any
 
 from hunyuan_webui import errors
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineState, EngineStatus, Stream
 from hunyuan_webui.engine.restarts import SHUTTING_DOWN
 from hunyuan_webui.engine.worker import child_main, log_settings, rebuild_error
-from hunyuan_webui.models import ModelSpec
 
 CALL_TIMEOUT_S = 30.0
 START_TIMEOUT_S = 900.0  # a new child's first heartbeat (imports, before loading starts)
@@ -47,7 +48,7 @@ class Child:
     """
 
     def __init__(self, spec: ModelSpec, engine_kwargs: dict[str, Any],
-                 runner: str = "local") -> None:
+                 runner: str = kinds.PROCESS) -> None:
         context = multiprocessing.get_context("spawn")
         self.conn, child_end = context.Pipe()
         self.process = context.Process(

@@ -16,18 +16,16 @@ instead. Tensors are written as they are stored (F32 for the demo), so nothing i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import re
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.errors import ModelLoadError
-from hunyuan_webui.models import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -216,25 +214,3 @@ def _write_vocab(writer: Any, src: Path, config: dict[str, Any]) -> None:
     writer.add_add_bos_token(False)  # the chat template writes it
     if settings.get("chat_template"):
         writer.add_chat_template(settings["chat_template"])
-
-
-# -- the demo model as GGUF ------------------------------------------------------------------
-def ensure_demo_gguf() -> Path:
-    """The demo checkpoint as an F32 GGUF file (with its ``hymt.json`` beside it), written once
-    into the cache for each version of the demo weights."""
-    from hunyuan_webui.demo_model import SIDECAR, cache_dir, ensure_demo_model
-
-    demo = ensure_demo_model()
-    digest = hashlib.sha256(WRITER_VERSION.encode())
-    for name in ("model.safetensors", "tokenizer.json", "tokenizer_config.json", "config.json"):
-        digest.update((demo / name).read_bytes())
-    folder = cache_dir().parent / "demo-gguf" / digest.hexdigest()[:16]
-    path = folder / "hunyuan-mt-demo-F32.gguf"
-    if path.is_file():
-        return path
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(demo / SIDECAR, folder / SIDECAR)
-    partial = folder / f".{path.name}.{os.getpid()}"
-    write_gguf(demo, partial)
-    os.replace(partial, path)  # whole or absent, also with several writers at once
-    return path

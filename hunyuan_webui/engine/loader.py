@@ -15,9 +15,9 @@ from typing import Any
 
 import torch
 
+from hunyuan_webui.core.spec import ModelSpec, check_in_process, estimate_weight_gib
 from hunyuan_webui.engine.cpu import tune_linears
 from hunyuan_webui.errors import ModelLoadError
-from hunyuan_webui.models import ModelSpec, check_in_process, estimate_weight_gib
 
 __all__ = ["LoadedModel", "estimate_weight_gib", "load", "pick_device", "resolve_dtype"]
 

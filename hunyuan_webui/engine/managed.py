@@ -29,7 +29,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -41,14 +40,17 @@ from typing import Any
 import httpx
 
 from hunyuan_webui import errors
-from hunyuan_webui.engine.base import DecodingOptions, Engine, EngineState, EngineStatus, Stream
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.core.spec import ModelSpec
+from hunyuan_webui.engine.base import DecodingOptions, EngineState, EngineStatus, Stream
 from hunyuan_webui.engine.child import exit_words
 from hunyuan_webui.engine.remote import OpenAIEngine
-from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
+from hunyuan_webui.engine.restarts import Failure
 from hunyuan_webui.engine.servers import LOOPBACK, Server
+from hunyuan_webui.engine.supervised import SupervisedEngine
 from hunyuan_webui.errors import NotReadyError
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import Settings
+from hunyuan_webui.urls import free_port
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +69,6 @@ _GUARD = ("import ctypes, os, signal, sys\n"
           "if os.getppid() != int(sys.argv[1]):\n"
           "    sys.exit(1)\n"
           "os.execvp(sys.argv[2], sys.argv[2:])\n")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((LOOPBACK, 0))
-        return int(sock.getsockname()[1])
 
 
 class ServerProcess:
@@ -151,7 +147,7 @@ class ServerProcess:
             os.killpg(self.pid, sig)  # its own session: the server and its children, no one else
 
 
-class ManagedEngine(Engine):
+class ManagedEngine(SupervisedEngine):
     """A server started, watched and restarted by this process; served through
     :class:`~hunyuan_webui.engine.remote.OpenAIEngine` while it is up.
 
@@ -159,11 +155,14 @@ class ManagedEngine(Engine):
     flight. It is never held while calling into the remote engine or waiting on the process.
     """
 
-    def __init__(self, spec: ModelSpec, settings: Settings, server: Server, *,
+    close_timeout_s = STOP_GRACE_S + 10
+
+    def __init__(self, spec: ModelSpec, config: EngineConfig, server: Server, *,
                  hang_timeout: float = HANG_TIMEOUT_S) -> None:
         self.spec, self.model_id = spec, spec.id
-        self.settings, self.server = settings, server
-        server.command(spec, settings, spec.source, 0)  # a missing server or bad flag: now
+        self.config, self.server = config, server
+        self.shown_device, self.shown_dtype = f"{server.title} server", config.dtype
+        server.command(spec, config, spec.source, 0)  # a missing server or bad flag: now
         self._hang_timeout = hang_timeout
         self._lock = threading.Lock()
         self._process: ServerProcess | None = None
@@ -173,17 +172,10 @@ class ManagedEngine(Engine):
         self._live: set[Stream] = set()
         self._model = ""  # what the server loads: found by the supervisor's first run
         self._up_once = False  # a server has answered: a later failure is worth a restart
-        policy = RestartPolicy(f"The {server.title} server")
         # The server is started from the supervisor's thread, which lives as long as the engine:
         # on Linux its end is the server's SIGTERM (see _GUARD).
-        self._supervisor = Supervisor(policy, watch=self._run_server,
-                                      restarting=self._restarting, give_up=self._give_up,
-                                      name="hymt-server-supervisor")
-        self._supervisor.start(at_exit=self.close)
-
-    @property
-    def restarts(self) -> int:
-        return self._supervisor.restarts
+        self._supervise(f"The {server.title} server", watch=self._run_server,
+                        name="hymt-server-supervisor")
 
     # -- Engine -----------------------------------------------------------------------------------
     def submit(self, prompts: Sequence[str],
@@ -203,18 +195,12 @@ class ManagedEngine(Engine):
             state, reason, remote, process = self._state, self._reason, self._remote, self._process
         extra: dict[str, Any] = {"server": self.server.engine, **self._supervisor.status_extra(),
                                  "server_pid": process.pid if process else None}
-        if self._supervisor.closing:
-            state, reason = EngineState.STOPPED, SHUTTING_DOWN
-        elif state is EngineState.READY and remote is not None:
+        if not self._supervisor.closing and state is EngineState.READY and remote is not None:
             status = remote.status()
             return replace(status, extra={**status.extra, **extra})
-        return EngineStatus(state=state, model=self.model_id, reason=reason,
-                            device=f"{self.server.title} server", dtype=self.settings.dtype,
-                            extra=extra)
+        return self._own_status(state, reason, extra)
 
-    def close(self) -> None:
-        if not self._supervisor.close(timeout=STOP_GRACE_S + 10):
-            return
+    def _stop(self) -> None:
         with self._lock:
             remote, process = self._remote, self._process
         if remote is not None:
@@ -225,10 +211,7 @@ class ManagedEngine(Engine):
     def _usable_remote(self) -> OpenAIEngine:
         with self._lock:
             state, reason, remote = self._state, self._reason, self._remote
-        if self._supervisor.closing:
-            raise NotReadyError(SHUTTING_DOWN)
-        if state is EngineState.FAILED:
-            raise errors.EngineError(reason)
+        self._refuse_if_down(reason if state is EngineState.FAILED else "")
         if remote is None or state is not EngineState.READY:
             raise NotReadyError(f"The {self.server.title} server is "
                                 f"{'restarting' if self.restarts or reason else 'starting'}; "
@@ -275,24 +258,24 @@ class ManagedEngine(Engine):
         if self.server.gguf:
             from hunyuan_webui.engine.gguf_files import locate
 
-            return str(locate(self.spec, self.settings.gguf_quant))
+            return str(locate(self.spec, self.config.gguf_quant))
         return self.spec.source
 
     def _start(self, model: str) -> ServerProcess | None:
         """Start a server and wait until it answers; sets ``_remote`` when it does. None when
         closing meanwhile."""
-        port = free_port()
-        command = self.server.command(self.spec, self.settings, model, port)
+        port = free_port(LOOPBACK)
+        command = self.server.command(self.spec, self.config, model, port)
         process = ServerProcess(self.server, command, port,
-                                self.server.environment(self.settings))
+                                self.server.environment(self.config))
         with self._lock:
             self._process = process
-        deadline = time.monotonic() + self.settings.engine_start_timeout
+        deadline = time.monotonic() + self.config.engine_start_timeout
         while not process.healthy():
             if process.exited():
                 return process
             if time.monotonic() > deadline:
-                process.kill(f"did not answer within {self.settings.engine_start_timeout:g}s")
+                process.kill(f"did not answer within {self.config.engine_start_timeout:g}s")
                 process.process.wait(timeout=10)
                 return process
             if self._supervisor.sleep(0.25):
@@ -321,9 +304,9 @@ class ManagedEngine(Engine):
     def _remote_engine(self, process: ServerProcess, model: str) -> OpenAIEngine:
         """The remote engine as ``--engine openai --endpoint URL`` would build it (so it gets
         whatever the model needs there), pointed at this server."""
-        settings = replace(self.settings, engine="openai", endpoint=process.url, api_key=None,
-                           remote_model=self.server.served_name(self.spec, model))
-        return OpenAIEngine.from_settings(self.spec, settings)
+        config = replace(self.config, kind=kinds.OPENAI, endpoint=process.url, api_key=None,
+                         remote_model=self.server.served_name(self.spec, model))
+        return OpenAIEngine.from_config(self.spec, config)
 
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""

@@ -50,19 +50,19 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from hunyuan_webui import errors
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import (
     DecodingOptions,
-    Engine,
     EngineState,
     EngineStatus,
     Stream,
     options_per_prompt,
 )
 from hunyuan_webui.engine.child import Child
-from hunyuan_webui.engine.restarts import SHUTTING_DOWN, Failure, RestartPolicy, Supervisor
+from hunyuan_webui.engine.restarts import Failure
+from hunyuan_webui.engine.supervised import SupervisedEngine
 from hunyuan_webui.errors import NotReadyError
-from hunyuan_webui.models import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ STALL_TIMEOUT_S = 180.0  # one scheduler pass this long with work waiting: it is
 __all__ = ["ProcessEngine"]
 
 
-class ProcessEngine(Engine):
+class ProcessEngine(SupervisedEngine):
     """:class:`~hunyuan_webui.engine.local.LocalEngine` in a supervised child process, same
     interface. The child is replaced when it dies or hangs (see the module's docstring).
 
@@ -83,28 +83,23 @@ class ProcessEngine(Engine):
     :class:`~hunyuan_webui.engine.restarts.Supervisor` calls in here holding no lock of its own.
     """
 
-    def __init__(self, spec: ModelSpec, *, runner: str = "local",
+    def __init__(self, spec: ModelSpec, *, runner: str = kinds.PROCESS,
                  beat_timeout: float = BEAT_TIMEOUT_S, stall_timeout: float = STALL_TIMEOUT_S,
                  beat_late: float = BEAT_LATE_S, **engine_kwargs: Any) -> None:
         self.spec = spec
         self.model_id = spec.id
-        self._runner = runner  # which engine the child runs: see worker.RUNNERS
+        self._runner = runner  # which engine the child runs: the factory's child class for it
         self._kwargs = engine_kwargs
+        self.shown_device = engine_kwargs.get("device", "")
+        self.shown_dtype = engine_kwargs.get("dtype", "")
         self._beat_timeout, self._stall_timeout = beat_timeout, stall_timeout
         self._beat_late = min(beat_late, beat_timeout)
         self._lock = threading.Lock()
         self._child = Child(spec, engine_kwargs, runner)
         self._recovering = ""  # while a replacement child loads: why the last one went
         self._given_up = ""  # the supervisor stopped restarting: why
-        policy = RestartPolicy("The engine process")
-        self._supervisor = Supervisor(policy, watch=self._watch, replace=self._new_child,
-                                      restarting=self._restarting, give_up=self._give_up,
-                                      name="hymt-engine-supervisor")
-        self._supervisor.start(at_exit=self.close)
-
-    @property
-    def restarts(self) -> int:
-        return self._supervisor.restarts
+        self._supervise("The engine process", watch=self._watch, replace=self._new_child,
+                        name="hymt-engine-supervisor")
 
     # -- Engine -----------------------------------------------------------------------------------
     def submit(self, prompts: Sequence[str],
@@ -117,9 +112,7 @@ class ProcessEngine(Engine):
         with self._lock:
             child, recovering, given_up = self._child, self._recovering, self._given_up
         extra = {"process": child.pid, **self._supervisor.status_extra()}
-        if self._supervisor.closing:
-            return self._own_status(EngineState.STOPPED, SHUTTING_DOWN, extra)
-        if given_up:
+        if self._supervisor.closing or given_up:
             return self._own_status(EngineState.FAILED, given_up, extra)
         beat, beat_at = child.last_status()
         if recovering and (beat is None or beat.state in (EngineState.LOADING, EngineState.WARMING)
@@ -139,9 +132,7 @@ class ProcessEngine(Engine):
     def count_tokens(self, text: str) -> int:
         return int(self._usable_child().call("count", text))
 
-    def close(self) -> None:
-        if not self._supervisor.close(timeout=5):
-            return
+    def _stop(self) -> None:
         with self._lock:
             child = self._child
         child.close()
@@ -150,10 +141,7 @@ class ProcessEngine(Engine):
     def _usable_child(self) -> Child:
         with self._lock:
             child, recovering, given_up = self._child, self._recovering, self._given_up
-        if self._supervisor.closing:
-            raise NotReadyError(SHUTTING_DOWN)
-        if given_up:
-            raise errors.EngineError(given_up)
+        self._refuse_if_down(given_up)
         beat, _ = child.last_status()
         if child.exited.is_set() or (recovering and (beat is None or not beat.ready)):
             raise NotReadyError("The translation engine is restarting after a failure; please "
@@ -200,8 +188,3 @@ class ProcessEngine(Engine):
         with self._lock:
             old, self._child = self._child, new
         old.conn.close()
-
-    def _own_status(self, state: EngineState, reason: str, extra: dict[str, Any]) -> EngineStatus:
-        return EngineStatus(state=state, model=self.model_id, reason=reason,
-                            device=self._kwargs.get("device", ""),
-                            dtype=self._kwargs.get("dtype", ""), extra=extra)

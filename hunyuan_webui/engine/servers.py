@@ -1,5 +1,5 @@
 """The serving engines the translator can start and manage: what each is, how to install it, and
-its command line, derived from our settings.
+its command line, derived from our engine configuration.
 
 A table, not branches (:data:`SERVERS`). Every server is started bound to 127.0.0.1 on a free port,
 serves the model under the name the remote engine then asks for, and gets:
@@ -24,9 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import Settings
 
 LOOPBACK = "127.0.0.1"
 # Our --dtype as vLLM, SGLang and transformers spell it. int8/int4 (bitsandbytes) are refused:
@@ -42,7 +43,7 @@ class Server:
     engine: str  # the --engine value
     title: str  # for people: "vLLM"
     install: str  # how to install it, commands in backticks
-    build: Callable[[Server, ModelSpec, Settings, str, int], list[str]]
+    build: Callable[[Server, ModelSpec, EngineConfig, str, int], list[str]]
     requires: tuple[str, ...] = ()  # Python packages it needs
     launcher: tuple[str, ...] = ()  # how it is run ("{python}": this interpreter)...
     executable: str | None = None  # ...or a program beside this interpreter or on the PATH
@@ -67,27 +68,27 @@ class Server:
                 "translator again. Or start any OpenAI-compatible server yourself and pass "
                 "--engine openai --endpoint http://HOST:PORT/v1.")
 
-    def command(self, spec: ModelSpec, settings: Settings, model: str, port: int) -> list[str]:
+    def command(self, spec: ModelSpec, config: EngineConfig, model: str, port: int) -> list[str]:
         """The full command line; ``model`` is what to load (a directory, hub id or file)."""
         program = self.program()
         if program is None:
             raise InputError(self.missing_message())
-        return [*program, *self.build(self, spec, settings, model, port),
-                *shlex.split(settings.engine_args)]
+        return [*program, *self.build(self, spec, config, model, port),
+                *shlex.split(config.engine_args)]
 
-    def environment(self, settings: Settings) -> dict[str, str]:
+    def environment(self, config: EngineConfig) -> dict[str, str]:
         """Variables to set for it: ``--cpu-threads`` as OpenMP's thread count."""
-        if self.engine == "transformers-serve":
+        if self.engine == kinds.TRANSFORMERS_SERVE:
             _ensure_hub_cache()
-        if not settings.cpu_threads:
+        if not config.cpu_threads:
             return {}
-        return {"OMP_NUM_THREADS": str(settings.cpu_threads),
-                "MKL_NUM_THREADS": str(settings.cpu_threads)}
+        return {"OMP_NUM_THREADS": str(config.cpu_threads),
+                "MKL_NUM_THREADS": str(config.cpu_threads)}
 
     def served_name(self, spec: ModelSpec, model: str) -> str:
         """The model name requests carry. transformers serve knows a model only by what it
         loaded; the others are told to call it by our id."""
-        return model if self.engine == "transformers-serve" else spec.id
+        return model if self.engine == kinds.TRANSFORMERS_SERVE else spec.id
 
 
 def _ensure_hub_cache() -> None:
@@ -101,65 +102,65 @@ def _ensure_hub_cache() -> None:
         pass
 
 
-def server_dtype(server: Server, settings: Settings) -> str:
-    dtype = SERVER_DTYPES.get(settings.dtype)
+def server_dtype(server: Server, config: EngineConfig) -> str:
+    dtype = SERVER_DTYPES.get(config.dtype)
     if dtype is None:
         raise InputError(
-            f"--dtype {settings.dtype} quantizes with bitsandbytes, which {server.title} does not "
+            f"--dtype {config.dtype} quantizes with bitsandbytes, which {server.title} does not "
             "do: choose a checkpoint quantized ahead of time (an -FP8 or -GPTQ model id), or pass "
             "its own flags with --engine-args.")
     return dtype
 
 
-def _vllm(server: Server, spec: ModelSpec, settings: Settings, model: str,
+def _vllm(server: Server, spec: ModelSpec, config: EngineConfig, model: str,
           port: int) -> list[str]:
     return ["serve", model, "--host", LOOPBACK, "--port", str(port),
-            "--served-model-name", spec.id, "--dtype", server_dtype(server, settings),
-            "--max-model-len", str(settings.context_length()),
-            "--gpu-memory-utilization", f"{settings.gpu_memory:g}",
-            "--max-num-seqs", str(settings.max_batch_size)]
+            "--served-model-name", spec.id, "--dtype", server_dtype(server, config),
+            "--max-model-len", str(config.context_length()),
+            "--gpu-memory-utilization", f"{config.gpu_memory:g}",
+            "--max-num-seqs", str(config.max_batch_size)]
 
 
-def _sglang(server: Server, spec: ModelSpec, settings: Settings, model: str,
+def _sglang(server: Server, spec: ModelSpec, config: EngineConfig, model: str,
             port: int) -> list[str]:
     return ["--model-path", model, "--host", LOOPBACK, "--port", str(port),
-            "--served-model-name", spec.id, "--dtype", server_dtype(server, settings),
-            "--context-length", str(settings.context_length()),
-            "--mem-fraction-static", f"{settings.gpu_memory:g}",
-            "--max-running-requests", str(settings.max_batch_size)]
+            "--served-model-name", spec.id, "--dtype", server_dtype(server, config),
+            "--context-length", str(config.context_length()),
+            "--mem-fraction-static", f"{config.gpu_memory:g}",
+            "--max-running-requests", str(config.max_batch_size)]
 
 
-def _llama_server(server: Server, spec: ModelSpec, settings: Settings, model: str,
+def _llama_server(server: Server, spec: ModelSpec, config: EngineConfig, model: str,
                   port: int) -> list[str]:
-    slots = max(1, min(settings.max_batch_size, LLAMA_SERVER_SLOTS))
+    slots = max(1, min(config.max_batch_size, LLAMA_SERVER_SLOTS))
     args = ["-m", model, "--host", LOOPBACK, "--port", str(port), "--alias", spec.id,
-            "-c", str(settings.context_length() * slots), "--parallel", str(slots), "--jinja",
-            "-ngl", "0" if settings.device == "cpu" else "99",
+            "-c", str(config.context_length() * slots), "--parallel", str(slots), "--jinja",
+            "-ngl", "0" if config.device == "cpu" else "99",
             # The model card's sampling, the penalty over the whole sequence as transformers
             # applies it (llama.cpp refuses -1 for that).
             "--temp", "0.7", "--top-k", "20", "--top-p", "0.6", "--min-p", "0",
-            "--repeat-penalty", "1.05", "--repeat-last-n", str(settings.context_length())]
-    if settings.cpu_threads:
-        args += ["--threads", str(settings.cpu_threads)]
+            "--repeat-penalty", "1.05", "--repeat-last-n", str(config.context_length())]
+    if config.cpu_threads:
+        args += ["--threads", str(config.cpu_threads)]
     return args
 
 
-def _transformers(server: Server, spec: ModelSpec, settings: Settings, model: str,
+def _transformers(server: Server, spec: ModelSpec, config: EngineConfig, model: str,
                   port: int) -> list[str]:
-    return ["serve", model, "--host", LOOPBACK, "--port", str(port), "--device", settings.device,
-            "--dtype", server_dtype(server, settings), "--log-level", "warning"]
+    return ["serve", model, "--host", LOOPBACK, "--port", str(port), "--device", config.device,
+            "--dtype", server_dtype(server, config), "--log-level", "warning"]
 
 
 SERVERS: dict[str, Server] = {s.engine: s for s in (
-    Server("vllm", "vLLM", "`pip install vllm`", _vllm, requires=("vllm",),
+    Server(kinds.VLLM, "vLLM", "`pip install vllm`", _vllm, requires=("vllm",),
            executable="vllm"),
-    Server("sglang", "SGLang", '`pip install "sglang[all]"`', _sglang,
+    Server(kinds.SGLANG, "SGLang", '`pip install "sglang[all]"`', _sglang,
            requires=("sglang",), launcher=("{python}", "-m", "sglang.launch_server")),
-    Server("llama-server", "llama.cpp's llama-server",
+    Server(kinds.LLAMA_SERVER, "llama.cpp's llama-server",
            "`brew install llama.cpp` (macOS, Linux), or take llama-server from a release at "
            "https://github.com/ggml-org/llama.cpp/releases and put it on the PATH",
            _llama_server, executable="llama-server", gguf=True),
-    Server("transformers-serve", "transformers serve", "`pip install 'transformers[serving]'`",
+    Server(kinds.TRANSFORMERS_SERVE, "transformers serve", "`pip install 'transformers[serving]'`",
            _transformers, requires=("transformers", "openai", "fastapi"),
            launcher=("{python}", "-m", "transformers.cli.transformers")),
 )}

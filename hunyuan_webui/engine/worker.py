@@ -1,6 +1,6 @@
 """What runs inside the engine's child process (see :mod:`hunyuan_webui.engine.process`).
 
-The child builds its engine (:data:`RUNNERS`: our transformers engine,
+The child builds its engine (the factory's ``child`` class for its kind: our transformers engine,
 :class:`~hunyuan_webui.engine.local.LocalEngine`, or llama.cpp's), answers the parent's
 messages on its main thread, forwards each scheduler pass's text from the scheduler thread, and
 sends a heartbeat (the engine's status) from a third. Errors cross the pipe as (class name,
@@ -17,16 +17,13 @@ import threading
 from typing import Any
 
 from hunyuan_webui import errors
+from hunyuan_webui.core import kinds
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, Stream
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
-from hunyuan_webui.models import ModelSpec
 
 BEAT_INTERVAL_S = 0.5
-# The engines a child can run, by name: (module, class). Each takes the same keyword arguments
-# and offers ``after_step``, the hook that forwards a scheduler pass's text.
-RUNNERS = {"local": ("hunyuan_webui.engine.local", "LocalEngine"),
-           "llamacpp": ("hunyuan_webui.engine.llamacpp", "LlamaCppEngine")}
 
 
 def error_payload(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
@@ -107,17 +104,16 @@ def _prepare_process(log_settings: dict[str, Any], runner: str, cpu_threads: int
     hf_logging.set_verbosity(log_settings["transformers"])
     if not log_settings["progress_bars"]:
         hf_logging.disable_progress_bar()
-    if runner == "local":  # OpenMP reads its wait policy when torch loads it
+    if runner == kinds.PROCESS:  # OpenMP reads its wait policy when torch loads it
         let_idle_threads_sleep(cpu_threads)
 
 
 def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
-               log_settings: dict[str, Any], runner: str = "local") -> None:
-    import importlib
+               log_settings: dict[str, Any], runner: str = kinds.PROCESS) -> None:
+    from hunyuan_webui.engine.factory import child_class
 
     _prepare_process(log_settings, runner, engine_kwargs.get("cpu_threads", 0))
-    module, name = RUNNERS[runner]
-    engine = getattr(importlib.import_module(module), name)(spec, **engine_kwargs)
+    engine = child_class(runner)(spec, **engine_kwargs)
     forward = _Forwarder(conn)
     engine.after_step = forward.flush
     stop = threading.Event()

@@ -46,14 +46,9 @@ class Reader:
 
     def read(self, stream: Stream) -> Iterator[str]:
         """The stream's text as it arrives; returns early once the job is cancelled."""
-        position = 0
-        while not self.cancelled.is_set():
-            chunks, finished = stream.read(position, timeout=READ_POLL_S)
-            position += len(chunks)
-            yield from chunks
-            if finished and not stream.read(position, timeout=0)[0]:
-                stream.raise_if_failed()
-                return
+        for chunk in stream.follow(READ_POLL_S, stop=self.cancelled.is_set):
+            if chunk:
+                yield chunk
 
     def streams(self) -> list[Stream]:
         """Each distinct sequence read so far."""

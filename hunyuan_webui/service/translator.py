@@ -78,10 +78,11 @@ class Translator:
         if settings.cache_size or settings.cache_dir or settings.redis_url:
             cache = PhraseCache(size=settings.cache_size, directory=settings.cache_dir,
                                 redis_url=settings.redis_url)
+        config = settings.engine_config()
         chimera = None
         if settings.chimera_model:
-            chimera = get_engine(replace(settings, model=settings.chimera_model))
-        return cls(get_engine(settings), spec, settings, cache=cache, chimera=chimera)
+            chimera = get_engine(models.resolve(settings.chimera_model), config)
+        return cls(get_engine(spec, config), spec, settings, cache=cache, chimera=chimera)
 
     # -- validation -------------------------------------------------------------------------------
     def validate(self, request: TranslationRequest) -> TranslationRequest:

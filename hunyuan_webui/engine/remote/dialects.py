@@ -30,13 +30,18 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from hunyuan_webui.core import kinds
 from hunyuan_webui.engine.base import DecodingOptions
 
 log = logging.getLogger(__name__)
 
-DIALECTS = ("auto", "vllm", "transformers", "openai")
+# The dialects are named after the servers that speak them: vLLM's extra sampling fields, and the
+# plain OpenAI API.
+VLLM, PLAIN = kinds.VLLM, kinds.OPENAI
+
+DIALECTS = ("auto", VLLM, "transformers", PLAIN)
 # /v1/models "owned_by" values of servers that take vLLM-style extra sampling fields.
-VLLM_LIKE_OWNERS = frozenset({"vllm", "sglang"})
+VLLM_LIKE_OWNERS = frozenset({kinds.VLLM, kinds.SGLANG})
 # Words in a 400/422 that mean "these fields are not accepted here" (the extra sampling fields,
 # pydantic's extra="forbid", OpenAI's own wording).
 REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generation_config",
@@ -63,7 +68,7 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
         body["top_p"] = options.top_p
         if options.seed is not None:
             body["seed"] = options.seed
-    if dialect == "vllm":
+    if dialect == VLLM:
         body["repetition_penalty"] = options.repetition_penalty
         if not options.deterministic:
             body["top_k"] = options.top_k or -1  # vLLM and SGLang spell "no top-k" -1
@@ -92,10 +97,10 @@ def fallback_dialect(dialect: str, detail: str) -> str | None:
 
     ``transformers serve`` answers "Unexpected fields" to vLLM's extras (it takes extras of its
     own); any other complaint about the extra fields leaves the standard ones only."""
-    if "Unexpected fields" in detail and dialect == "vllm":
+    if "Unexpected fields" in detail and dialect == VLLM:
         return "transformers"
     if any(word in detail for word in REFUSED_FIELD_HINTS):
-        return "openai"
+        return PLAIN
     return None
 
 
@@ -112,18 +117,18 @@ class DialectChoice:
     """The dialect an engine speaks now: fixed when one was asked for, else settled by ``auto``."""
 
     def __init__(self, dialect: str) -> None:
-        self.name = "vllm" if dialect == "auto" else dialect
+        self.name = VLLM if dialect == "auto" else dialect
         self.auto = dialect == "auto"
 
     def pin_vllm(self) -> None:
         """``/models`` says vLLM or SGLang: known to take the extra fields, no more guessing."""
         if self.auto:
-            self.name, self.auto = "vllm", False
+            self.name, self.auto = VLLM, False
 
     def refused(self, sent: str, detail: str) -> bool:
         """After a 400/422 (body ``detail``) to a request sent in ``sent``: True when the request
         should go again at once, in the dialect that is now current."""
-        if not self.auto or sent == "openai":
+        if not self.auto or sent == PLAIN:
             return False
         new = fallback_dialect(sent, detail)
         if new is None:

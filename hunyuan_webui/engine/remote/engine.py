@@ -29,6 +29,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import (
     DecodingOptions,
     Engine,
@@ -58,8 +60,6 @@ from hunyuan_webui.errors import (
     NotReadyError,
     TranslatorError,
 )
-from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import redact_url
 
 log = logging.getLogger(__name__)
@@ -153,15 +153,15 @@ class OpenAIEngine(Engine):
         self._started.wait()
 
     @classmethod
-    def from_settings(cls, spec: ModelSpec, settings: Settings) -> OpenAIEngine:
-        if not settings.endpoint:
+    def from_config(cls, spec: ModelSpec, config: EngineConfig) -> OpenAIEngine:
+        if not config.endpoint:
             raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
         return cls(
-            settings.endpoint, model=settings.remote_model or spec.id, model_id=spec.id,
-            api_key=settings.api_key, timeout=settings.remote_timeout,
-            read_timeout=min(60.0, settings.remote_timeout), retries=settings.remote_retries,
-            max_new_tokens=settings.max_new_tokens, max_queued=settings.max_queued,
-            max_concurrency=settings.max_batch_size, tokenizer=spec.local_path,
+            config.endpoint, model=config.remote_model or spec.id, model_id=spec.id,
+            api_key=config.api_key, timeout=config.remote_timeout,
+            read_timeout=min(60.0, config.remote_timeout), retries=config.remote_retries,
+            max_new_tokens=config.max_new_tokens, max_queued=config.max_queued,
+            max_concurrency=config.max_batch_size, tokenizer=spec.local_path,
             reasoning_tags=spec.reasoning_tags, chat_template_kwargs=dict(spec.chat_template_kwargs))
 
     def __repr__(self) -> str:  # never shows the API key

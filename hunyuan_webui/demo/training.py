@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hunyuan_webui import languages, prompts
-from hunyuan_webui.demo_formats import DEFAULT_FORMAT, ChatFormat, chat_format
-from hunyuan_webui.demo_phrases import Phrase
+from hunyuan_webui.demo.formats import DEFAULT_FORMAT, ChatFormat, chat_format
+from hunyuan_webui.demo.phrases import Phrase
 
 if TYPE_CHECKING:  # pragma: no cover
     import torch

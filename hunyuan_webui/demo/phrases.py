@@ -19,7 +19,7 @@ from hunyuan_webui.prompts import translation_prompt
 def assets_dir() -> Path:
     """The shipped demo assets: ``assets/`` beside the package in a checkout, or
     ``<prefix>/share/hunyuan-webui`` after ``pip install .``."""
-    checkout = Path(__file__).resolve().parent.parent / "assets"
+    checkout = Path(__file__).resolve().parents[2] / "assets"
     for candidate in (checkout, Path(sys.prefix) / "share" / "hunyuan-webui"):
         if (candidate / "demo_phrases.tsv").is_file():
             return candidate
