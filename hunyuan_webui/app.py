@@ -18,7 +18,6 @@ import time
 from collections.abc import Sequence
 
 import gradio as gr
-import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 
@@ -35,11 +34,17 @@ from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.compression import PageCompression
 from hunyuan_webui.web.gatekeeper import Gatekeeper
-from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, header_timeout_protocol
+from hunyuan_webui.web.security import LoginGuard, SecurityHeaders, slow_client_protocol
 from hunyuan_webui.web.ui_client import CSS, HEAD, THEME
 from hunyuan_webui.web.ui_layout import build_ui
 from hunyuan_webui.web.ui_text import I18N
-from hunyuan_webui.web.visitor_files import VisitorFiles
+from hunyuan_webui.web.visitor_files import (
+    MB,
+    VisitorFiles,
+    claim_upload_folder,
+    release_upload_folder,
+    track_upload_temps,
+)
 
 log = logging.getLogger("hunyuan_webui")
 
@@ -52,7 +57,13 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # the page shows the loading state meanwhile.
     translator = translator or library.Translator.from_settings(settings, wait=False).service
     access = AccessControl.from_settings(settings)
-    files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
+    # The app's own folder for uploads and outputs (emptied now of what a crash left), set as
+    # Gradio's before the page is built: its blocks read it when they are made.
+    folder = claim_upload_folder(settings.upload_dir, settings.port)
+    track_upload_temps()
+    files = VisitorFiles(folder, ttl=settings.files_ttl,
+                         session_quota=settings.upload_quota_mb * MB,
+                         total_quota=settings.upload_total_mb * MB)
     # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
     guards = [(Gatekeeper, {"access": access, "files": files}),
               (LoginGuard, {"throttle": LoginThrottle()}),
@@ -83,7 +94,9 @@ class Server:
         config = uvicorn.Config(app, host=settings.host, port=settings.port,
                                 root_path=settings.root_path, log_level=settings.log_level,
                                 timeout_graceful_shutdown=3, access_log=False,
-                                http=header_timeout_protocol(settings.header_timeout))
+                                http=slow_client_protocol(settings.header_timeout,
+                                                          settings.body_timeout,
+                                                          settings.body_min_rate))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"
@@ -184,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.stop()
         close_engines()  # and the servers or processes they started
+        release_upload_folder()  # every upload and output: nobody can come back for them
     return 0
 
 
