@@ -88,8 +88,9 @@ class Settings:
     upload_total_mb: int = _opt(1000, "Megabytes of uploaded and translated files all sessions "
                                 "together may hold at once (429 beyond).", group="limits")
     upload_dir: str | None = _opt(None, "Folder of uploads and translated files, owned by the app: "
-                                  "emptied at every start (what a crash left) and stop. Default: "
-                                  "hunyuan-webui-<uid>-<port> in the system's temp folder.",
+                                  "emptied at every start (what a crash left) and stop; it must "
+                                  "be empty or the app's. Default: hunyuan-webui-<uid>-<port> in "
+                                  "the system's temp folder (GRADIO_TEMP_DIR is replaced).",
                                   group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
