@@ -162,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         check_port(settings.host, settings.port)
+        claim_upload_folder(settings.upload_dir, settings.port)  # early: a wrong one fails now
         if settings.engine == "local":  # before torch loads here: OpenMP reads its policy then
             let_idle_threads_sleep(settings.cpu_threads)
         choice = choose(settings)
