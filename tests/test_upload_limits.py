@@ -214,7 +214,7 @@ def test_a_trickled_body_is_cut_off_while_others_are_served(engine, limits, cut_
         assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
         assert b"too slowly" in answer and b"connection: close" in answer.lower()
         assert cut_after - 0.2 <= closed_after <= cut_after + 1.5, closed_after
-        assert max(timings) < 0.5, timings
+        assert max(timings) < 1.0, timings  # another client is served meanwhile
         # The same server takes a normal body, and a large upload, within the deadline.
         r = other.post("/v1/translate", json={"text": "谢谢。", "source_lang": "zh",
                                               "target_lang": "en"})
