@@ -24,6 +24,7 @@ run left) and when it stops.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import contextvars
 import logging
@@ -296,6 +297,7 @@ def claim_upload_folder(folder: str | None, port: int) -> Path:
         log.info("removed %d file(s) a previous run left in %s", removed, path)
     os.environ["GRADIO_TEMP_DIR"] = str(path)
     _claimed = (path, held)
+    atexit.register(release_upload_folder)  # also when the app is not stopped by app.main
     return path
 
 
