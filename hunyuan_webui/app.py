@@ -18,7 +18,6 @@ import time
 from collections.abc import Sequence
 
 import gradio as gr
-import gradio.utils as gr_utils
 import uvicorn
 from fastapi import FastAPI
 from starlette.applications import Starlette
@@ -39,8 +38,14 @@ from hunyuan_webui.web import api
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
-from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, header_timeout_protocol
-from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, slow_client_protocol
+from hunyuan_webui.web.guards.visitor_files import (
+    MB,
+    VisitorFiles,
+    claim_upload_folder,
+    release_upload_folder,
+    track_upload_temps,
+)
 from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.layout import build_ui
@@ -58,7 +63,13 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # the page shows the loading state meanwhile.
     translator = translator or library.Translator.from_settings(settings, wait=False).service
     access = AccessControl.from_settings(settings)
-    files = VisitorFiles(gr_utils.get_upload_folder(), ttl=settings.files_ttl)
+    # The app's own folder for uploads and outputs (emptied now of what a crash left), set as
+    # Gradio's before the page is built: its blocks read it when they are made.
+    folder = claim_upload_folder(settings.upload_dir, settings.port)
+    track_upload_temps()
+    files = VisitorFiles(folder, ttl=settings.files_ttl,
+                         session_quota=settings.upload_quota_mb * MB,
+                         total_quota=settings.upload_total_mb * MB)
     # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
     guards = [(Gatekeeper, {"access": access, "files": files}),
               (LoginGuard, {"throttle": LoginThrottle()}),
@@ -98,7 +109,9 @@ class Server:
                                 timeout_graceful_shutdown=3, access_log=False,
                                 # Forwarded addresses: only --forwarded-allow-ips (create_app).
                                 proxy_headers=False, forwarded_allow_ips="",
-                                http=header_timeout_protocol(settings.header_timeout))
+                                http=slow_client_protocol(settings.header_timeout,
+                                                          settings.body_timeout,
+                                                          settings.body_min_rate))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"
@@ -164,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=settings.log_level.upper(),
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
         check_port(settings.host, settings.port)
+        claim_upload_folder(settings.upload_dir, settings.port)  # early: a wrong one fails now
         if settings.engine == kinds.LOCAL:  # before torch loads here: OpenMP reads its policy then
             let_idle_threads_sleep(settings.cpu_threads)
         choice = choose(settings)
@@ -199,6 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         server.stop()
         close_engines()  # and the servers or processes they started
+        release_upload_folder()  # every upload and output: nobody can come back for them
     return 0
 
 

@@ -86,6 +86,15 @@ class Settings:
                                "while it arrives, before it is stored).", group="limits")
     files_ttl: int = _opt(3600, "Seconds an uploaded or translated file is kept for the visitor "
                           "who owns it; then it is deleted.", group="limits")
+    upload_quota_mb: int = _opt(50, "Megabytes of uploaded and translated files one browser "
+                                "session may hold at once (413 beyond).", group="limits")
+    upload_total_mb: int = _opt(1000, "Megabytes of uploaded and translated files all sessions "
+                                "together may hold at once (429 beyond).", group="limits")
+    upload_dir: str | None = _opt(None, "Folder of uploads and translated files, owned by the app: "
+                                  "emptied at every start (what a crash left) and stop; it must "
+                                  "be empty or the app's. Default: hunyuan-webui-<uid>-<port> in "
+                                  "the system's temp folder (GRADIO_TEMP_DIR is replaced).",
+                                  group="limits")
     max_batch_size: int = _opt(16, "Sequences decoded together in one batch.", group="limits")
     max_queued: int = _opt(256, "Segments waiting for a batch slot before 'busy' is answered.",
                            group="limits")
@@ -146,6 +155,12 @@ class Settings:
                                "--max-file-bytes).", group="server")
     header_timeout: float = _opt(10.0, "Seconds a client may take to send its request headers; a "
                                  "slower connection is closed.", group="server")
+    body_timeout: float = _opt(120.0, "Seconds a client may take to send a whole request body "
+                               "(an upload included); a slower one gets 408 and its connection "
+                               "is closed. 0 = no limit.", group="server")
+    body_min_rate: int = _opt(1024, "Bytes per second a request body must arrive at, on average "
+                              "once it has taken 5 s; a slower one gets 408 and its connection "
+                              "is closed. 0 = no limit.", group="server")
     enable_monitoring: bool = _opt(False, "Expose Gradio's /monitoring dashboard.", group="server")
     log_level: str = _opt("info", "Logging level.", choices=("debug", "info", "warning", "error"),
                           group="server")
@@ -170,11 +185,12 @@ class Settings:
             raise InputError("--engine-start-timeout must be more than 0 seconds.")
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
-        for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes"):
+        for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes",
+                     "upload_quota_mb", "upload_total_mb"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
         for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
-                     "rate_limit_chars_per_day"):
+                     "rate_limit_chars_per_day", "body_timeout", "body_min_rate"):
             if getattr(self, name) < 0:
                 raise InputError(f"--{_flag(name)} must be 0 (unlimited) or more.")
         if not 0 < self.port < 65536:

@@ -10,18 +10,41 @@ Plain ASGI middleware around every route, the JSON API and the page alike (not
   (:mod:`hunyuan_webui.web.guards.visitor_files`): an upload is recorded for the session that sent it; a
   page request that names any other file (a ``FileData`` path, in any field of its JSON body) is
   refused before Gradio reads or copies it; a file is served only to its session.
+
+What reaches Gradio is decided by what Gradio would parse, never by a content-type prefix.
+FastAPI (``fastapi/routing.py``) parses a body as JSON when its media type is ``application/json``
+or any ``application/*+json``, whatever the casing and parameters (``charset=...``); Gradio's
+``/component_server`` parses *every* body that does not start with ``multipart/form-data`` as JSON,
+with or without a content type; both with ``json.loads`` on the raw bytes (which also reads UTF-16
+and UTF-32). So the rule is on the body, not its label:
+
+1. A ``POST`` to the upload route whose media type is ``multipart/form-data`` is the only body that
+   passes uninspected (Gradio streams it to disk in a worker thread; :meth:`Gatekeeper._upload`
+   counts it against the quotas and removes what an unfinished upload leaves).
+2. Every other page request that carries a body (``Content-Length`` or ``Transfer-Encoding``), in
+   any method, is read here (the body limit holds it to ``--max-body-bytes``) and parsed exactly as
+   Gradio would (``json.loads`` on the bytes), whatever its content type says:
+   - under ``/gradio_api/``, a form (``multipart/*``, ``application/x-www-form-urlencoded``, any
+     casing) is refused with 415, and a body that is not JSON with 400: no endpoint there but the
+     upload takes anything else;
+   - a body that names a file (a ``path``, at any depth) this session did not upload, or that has
+     expired, is refused with 403, before Gradio opens, hashes or copies anything;
+   - the same bytes are then handed on.
 """
 
 from __future__ import annotations
 
+import email.message
 import json
 import logging
 from collections.abc import Callable, Iterator
 from http.cookies import SimpleCookie
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 from starlette.datastructures import Headers, MutableHeaders
+from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Match, Mount
 
@@ -34,6 +57,7 @@ from hunyuan_webui.web.guards.visitor_files import (
     SESSION_RE,
     VisitorFiles,
     new_session,
+    upload_temps,
 )
 from hunyuan_webui.web.responses import retry_headers
 
@@ -68,6 +92,7 @@ class Gatekeeper:
     def __init__(self, app: Any, access: AccessControl, files: VisitorFiles) -> None:
         self.app, self.access, self.files = app, access, files
         self._api_routes: list[Any] | None = None
+        self._gradio: Any = None  # the mounted Gradio app (its login tokens), once found
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] == "lifespan":
@@ -120,6 +145,28 @@ class Gatekeeper:
             raise AuthError(PAGE_CLOSED)
         return caller
 
+    def _page_caller(self, scope: dict) -> Caller:
+        """Who a page request counts against, as for the page's events
+        (:meth:`AccessControl.page_caller`): the key, else the login name, else the address."""
+        request = Request(scope)
+        state = SimpleNamespace(caller=scope.get("state", {}).get("caller"))
+        return self.access.page_caller(SimpleNamespace(
+            state=state, client=request.client, username=self._login_name(request)))
+
+    def _login_name(self, request: Request) -> str | None:
+        """The page's signed-in user (Gradio's login cookie), if any."""
+        if self._gradio is None:
+            routes = getattr(getattr(request.scope.get("app"), "router", None), "routes", [])
+            self._gradio = next((r.app for r in routes if isinstance(r, Mount)
+                                 and hasattr(r.app, "tokens")), False)
+        if not self._gradio:
+            return None
+        cookie_id = getattr(self._gradio, "cookie_id", "")
+        token = request.cookies.get(f"access-token-{cookie_id}") or \
+            request.cookies.get(f"access-token-unsecure-{cookie_id}")
+        name = self._gradio.tokens.get(token) if token else None
+        return name if isinstance(name, str) else None
+
     def _is_api(self, scope: dict) -> bool:
         """Does one of the JSON app's own routes (templates with parameters included) match?"""
         if self._api_routes is None:
@@ -148,36 +195,45 @@ class Gatekeeper:
                                  "(translated files expire after a while).")(scope, receive, send)
                 return
             await self.app(scope, receive, send)
-        elif method == "POST" and path == UPLOAD_ROUTE:
-            await self._upload(scope, receive, send, session)
-        elif method in ("POST", "PUT", "PATCH") and path.startswith("/gradio_api/") and \
-                not headers.get("content-type", "").startswith(("multipart/", "application/x-www")):
-            await self._gradio_call(scope, receive, send, session, headers)
+        elif method == "POST" and path == UPLOAD_ROUTE and \
+                media_type(headers) == "multipart/form-data":
+            await self._upload(scope, receive, send, session, headers)
+        elif _has_body(headers):
+            await self._inspected(path, scope, receive, send, session, headers)
         else:
             await self.app(scope, receive, send)
 
-    async def _gradio_call(self, scope: dict, receive: Callable, send: Callable, session: str,
-                           headers: Headers) -> None:
-        """Read the (size-limited) body, refuse it if it names a file this session does not own,
-        then hand the same bytes on."""
-        body, more, messages = b"", True, []
+    async def _inspected(self, path: str, scope: dict, receive: Callable, send: Callable,
+                         session: str, headers: Headers) -> None:
+        """Read the (size-limited) body and parse it as Gradio would (the module's rule): refuse a
+        form or non-JSON on Gradio's endpoints, and any body naming a file this session does not
+        own; then hand the same bytes on."""
+        chunks, more, messages = [], True, []
         while more:
             message = await receive()
             if message["type"] != "http.request":
                 messages.append(message)
                 break
-            body += message.get("body", b"")
+            chunks.append(message.get("body", b""))
             more = message.get("more_body", False)
-        content_type = headers.get("content-type", "")
-        try:
-            data = json.loads(body) if body.strip() else None
-        except (ValueError, RecursionError):  # also 5,000-digit numbers and 50,000-deep nesting
-            if content_type and "json" not in content_type:
-                data = None  # not JSON at all: Gradio answers it
-            else:
-                await json_error(scope, 400, "invalid_request",
-                                 "Malformed JSON body.")(scope, receive, send)
-                return
+        body = b"".join(chunks)
+        gradio = path.startswith("/gradio_api/")
+        media = media_type(headers)
+        if gradio and (media.startswith("multipart/") or
+                       media == "application/x-www-form-urlencoded"):
+            await json_error(scope, 415, "unsupported_media_type", "The page's endpoints take "
+                             "JSON bodies; files go to /gradio_api/upload as multipart/form-data."
+                             )(scope, receive, send)
+            return
+        data = None
+        if body.strip():
+            try:
+                data = json.loads(body)  # exactly what Starlette's request.json() does
+            except (ValueError, RecursionError):  # also 5,000-digit numbers, 50,000-deep nesting
+                if gradio:
+                    await json_error(scope, 400, "invalid_request",
+                                     "Malformed JSON body.")(scope, receive, send)
+                    return
         if any(not self.files.owns(session, p) for p in _named_paths(data)):
             await json_error(scope, 403, "file_not_uploaded", NOT_UPLOADED)(scope, receive, send)
             return
@@ -189,24 +245,42 @@ class Gatekeeper:
 
         await self.app(scope, replayed, send)
 
-    async def _upload(self, scope: dict, receive: Callable, send: Callable, session: str) -> None:
-        """Let Gradio store the upload, then record its paths (Gradio's answer) for ``session``
-        before the client can name them."""
+    async def _upload(self, scope: dict, receive: Callable, send: Callable, session: str,
+                      headers: Headers) -> None:
+        """Count the upload as a request of its visitor, hold room for it under the quotas, let
+        Gradio store it, then record its paths (Gradio's answer) for ``session`` before the
+        client can name them. If it does not finish (the client hangs up or is cut off),
+        Gradio's partial files are deleted at once."""
+        length = headers.get("content-length", "")
+        try:
+            self.access.count(self._page_caller(scope))
+            release = self.files.reserve(session, int(length) if length.isdigit() else 0)
+        except TranslatorError as exc:
+            await _refuse(exc, scope, receive, send)
+            return
         # Gradio may compress its answer: this one is read here, so it is asked for plain.
         scope["headers"] = [(k, v) for k, v in scope["headers"] if k != b"accept-encoding"]
-        status, chunks = 0, []
+        status, chunks, recorded = 0, [], False
 
         async def recording(message: dict) -> None:
-            nonlocal status
+            nonlocal status, recorded
             if message["type"] == "http.response.start":
                 status = message["status"]
             elif message["type"] == "http.response.body" and status == 200:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
                     self._record(session, b"".join(chunks))
+                    recorded = True
             await send(message)
 
-        await self.app(scope, receive, recording)
+        with upload_temps() as temps:
+            try:
+                await self.app(scope, receive, recording)
+            finally:
+                release()
+                if not recorded and temps:
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(self.files.discard, temps)
 
     def _record(self, session: str, answer: bytes) -> None:
         try:
@@ -217,6 +291,20 @@ class Gatekeeper:
         for path in paths if isinstance(paths, list) else []:
             if isinstance(path, str):
                 self.files.add(session, path)
+
+
+def media_type(headers: Headers) -> str:
+    """The request's media type as FastAPI reads it (``email.message``): lower-case
+    ``type/subtype`` without parameters; ``text/plain`` when absent or malformed."""
+    message = email.message.Message()
+    message["content-type"] = headers.get("content-type", "")
+    return message.get_content_type()
+
+
+def _has_body(headers: Headers) -> bool:
+    """Does the request carry a body (HTTP/1.1: a non-zero length, or a transfer coding)?"""
+    length = headers.get("content-length")
+    return "transfer-encoding" in headers or (length is not None and length.strip() != "0")
 
 
 def _named_paths(data: Any) -> Iterator[object]:

@@ -3,7 +3,8 @@
 - :class:`LoginGuard` slows down password guessing on Gradio's ``/login``, per account and
   address.
 - :class:`SecurityHeaders` adds a Content-Security-Policy and frame protection to the page.
-- :func:`header_timeout_protocol` closes connections that do not finish their headers in time.
+- :func:`slow_client_protocol` closes connections that do not finish their headers, or their
+  request body, in time (or send the body too slowly).
 - :class:`Redactor` replaces a local model path with the model's name in what users read.
 
 Plain ASGI rather than ``BaseHTTPMiddleware``: streamed answers pass straight through.
@@ -12,6 +13,7 @@ Plain ASGI rather than ``BaseHTTPMiddleware``: streamed answers pass straight th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import Callable
 from pathlib import Path
@@ -170,41 +172,119 @@ class SecurityHeaders:
         await self.app(scope, receive, headed)
 
 
-def header_timeout_protocol(seconds: float) -> type[H11Protocol]:
-    """uvicorn's h11 protocol, closing a connection whose request headers are not complete
-    ``seconds`` after it opened (or after its previous answer). uvicorn itself waits forever."""
+BODY_RATE_GRACE = 5.0  # seconds of a body before its rate is judged
+TOO_SLOW = (b'{"error":{"code":"request_timeout","message":"The request body arrived too '
+            b'slowly; the connection is closed."}}')
 
-    class HeaderTimeoutProtocol(H11Protocol):
-        _header_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
+def slow_client_protocol(header_timeout: float, body_timeout: float = 0.0,
+                         body_min_rate: float = 0.0) -> type[H11Protocol]:
+    """uvicorn's h11 protocol with these deadlines (:class:`SlowClientProtocol`)."""
+    return type("SlowClientProtocol", (SlowClientProtocol,), {
+        "header_timeout": header_timeout, "body_timeout": body_timeout,
+        "body_min_rate": body_min_rate})
 
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self.conn.their_state is h11.IDLE:  # a request's headers are still to come
-                if self._header_timer is None:
-                    self._arm()
-            elif self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-            super().connection_lost(exc)
+class SlowClientProtocol(H11Protocol):
+    """uvicorn's h11 protocol with deadlines for slow clients (uvicorn itself waits forever):
 
-        def _arm(self) -> None:
-            self._header_timer = self.loop.call_later(seconds, self._headers_too_slow)
+    - a connection whose request headers are not complete ``header_timeout`` seconds after it
+      opened (or after its previous answer) is closed;
+    - a request body must be complete ``body_timeout`` seconds after its headers (0 = no limit),
+      and, once it has taken ``BODY_RATE_GRACE`` seconds, arrive at ``body_min_rate`` bytes per
+      second on average (0 = no limit). A slower body gets a 408 (if nothing was answered yet)
+      and its connection is closed; the app's ``receive`` reads a disconnect, so an upload in
+      progress is abandoned (and removed) at once. Time the server itself stopped reading (flow
+      control: the app was slow to take the body) is not held against the client.
+    """
 
-        def _headers_too_slow(self) -> None:
+    header_timeout = 10.0
+    body_timeout = 0.0
+    body_min_rate = 0.0
+    _header_timer: asyncio.TimerHandle | None = None
+    _body_timer: asyncio.TimerHandle | None = None
+    _body_started = 0.0
+    _body_excused = 0.0
+    _body_bytes = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self._body_timer is not None:
+            self._body_bytes += len(data)
+        super().data_received(data)
+        if self.conn.their_state is h11.IDLE:  # a request's headers are still to come
+            if self._header_timer is None:
+                self._arm()
+        elif self._header_timer is not None:
+            self._header_timer.cancel()
             self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
+        if self.conn.their_state is h11.SEND_BODY:
+            if self._body_timer is None and (self.body_timeout or self.body_min_rate):
+                self._body_started, self._body_excused, self._body_bytes = (
+                    self.loop.time(), 0.0, 0)
+                self._body_timer = self.loop.call_later(self._tick, self._check_body)
+        elif self._body_timer is not None:
+            self._stop_body_timer()
 
-    return HeaderTimeoutProtocol
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        self._stop_body_timer()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+    @property
+    def _tick(self) -> float:
+        return min(0.5, self.body_timeout or 0.5)
+
+    def _stop_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _check_body(self) -> None:
+        self._body_timer = None
+        if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
+            return
+        if self.flow is not None and self.flow.read_paused:
+            self._body_excused += self._tick  # the server is not reading: not the client's fault
+        elapsed = self.loop.time() - self._body_started - self._body_excused
+        too_long = self.body_timeout and elapsed >= self.body_timeout
+        too_slow = self.body_min_rate and elapsed >= BODY_RATE_GRACE and \
+            self._body_bytes < self.body_min_rate * elapsed
+        if too_long or too_slow:
+            self._cut_off()
+        else:
+            self._body_timer = self.loop.call_later(self._tick, self._check_body)
+
+    def _cut_off(self) -> None:
+        """408 (unless an answer has begun), then close; the app reads a disconnect."""
+        cycle = self.cycle
+        answered = cycle is None or cycle.response_started
+        if cycle is not None:
+            cycle.disconnected = True  # the app's sends are dropped, its receive ends
+            cycle.message_event.set()
+        if not answered and self.conn.our_state is h11.SEND_RESPONSE:
+            with contextlib.suppress(h11.LocalProtocolError):
+                self.transport.write(self.conn.send(h11.Response(
+                    status_code=408, reason=b"Request Timeout", headers=[
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(TOO_SLOW)).encode()),
+                        (b"connection", b"close")])))
+                self.transport.write(self.conn.send(h11.Data(data=TOO_SLOW)))
+                self.transport.write(self.conn.send(h11.EndOfMessage()))
+        self.transport.close()
 
 
 class Redactor:

@@ -11,22 +11,35 @@ A visitor is a browser session: the ``hymt_session`` cookie, which
 the cookie it gets with ``/config``, so it is a visitor too). Files are deleted ``ttl`` seconds
 after they were last handed to a visitor (:meth:`VisitorFiles.sweep` runs as requests arrive),
 and all of them when the server stops.
+
+Disk is bounded too. Each session may hold ``--upload-quota-mb`` of files (its uploads and its
+translations), and all sessions together ``--upload-total-mb``; an upload is checked against both
+by its declared size before a byte is stored (:meth:`VisitorFiles.reserve`). An upload that does
+not finish (the client hangs up, sends less than it declared, is too slow or too large) leaves
+nothing: Gradio's temporary files for it are recorded as it creates them
+(:func:`track_upload_temps`) and deleted at once. The folder itself belongs to the app
+(:func:`claim_upload_folder`): a folder per port, emptied when the app starts (what a crashed
+run left) and when it stops.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import contextvars
 import logging
 import os
 import re
 import secrets
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from hunyuan_webui.errors import InputError
+from hunyuan_webui.errors import InputError, RateLimitError, TranslatorError
 
 log = logging.getLogger("hunyuan_webui.files")
 
@@ -35,6 +48,15 @@ SESSION_RE = re.compile(r"[A-Za-z0-9_-]{22,64}")
 OUTPUT_DIR = "hymt-out"
 NOT_UPLOADED = ("That file was not uploaded from this browser session (or it has expired): "
                 "upload it again.")
+MARKER = ".hunyuan-webui-uploads"  # in a folder this app owns (and may empty)
+MB = 1_000_000
+
+
+class QuotaError(InputError):
+    """This session's files would pass its disk quota."""
+
+    code = "upload_quota"
+    http_status = 413
 
 
 def new_session() -> str:
@@ -52,20 +74,71 @@ class VisitorFiles:
     """Paths registered per session (uploads and outputs), each with an expiry."""
 
     def __init__(self, root: str | Path, ttl: float,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, *,
+                 session_quota: int = 0, total_quota: int = 0) -> None:
         self.root = Path(os.path.realpath(root))  # Gradio's upload and cache folder
         self.ttl = ttl
         self.clock = clock
+        self.session_quota, self.total_quota = session_quota, total_quota  # bytes; 0 = none
         self._lock = threading.Lock()
         self._owners: dict[str, dict[str, float]] = {}  # real path -> {session: expiry}
+        self._sizes: dict[str, int] = {}  # real path -> bytes
+        self._held: dict[str, int] = {}  # session -> bytes of the files it owns
+        self._total = 0  # bytes of all files
+        self._reserved: dict[str, int] = {}  # session -> bytes of its uploads in progress
         self._next_sweep = 0.0
 
     def add(self, session: str, path: str | Path) -> str:
         """``session`` may use ``path`` for the next ``ttl`` seconds; returns the real path."""
         real = os.path.realpath(path)
+        try:
+            size = os.stat(real).st_size
+        except OSError:
+            size = 0
         with self._lock:
-            self._owners.setdefault(real, {})[session] = self.clock() + self.ttl
+            owners = self._owners.setdefault(real, {})
+            if real not in self._sizes:
+                self._sizes[real] = size
+                self._total += size
+            if session not in owners:
+                self._held[session] = self._held.get(session, 0) + self._sizes[real]
+            owners[session] = self.clock() + self.ttl
         return real
+
+    def usage(self, session: str | None = None) -> int:
+        """Bytes held by ``session`` (its files and uploads in progress), or by everyone."""
+        with self._lock:
+            if session is None:
+                return self._total + sum(self._reserved.values())
+            return self._held.get(session, 0) + self._reserved.get(session, 0)
+
+    def reserve(self, session: str, size: int) -> Callable[[], None]:
+        """Room for an upload of ``size`` bytes while it arrives (call what it returns when the
+        upload ends), or a readable refusal: :class:`QuotaError` (413) past this session's
+        quota, 429 past the server's."""
+        with self._lock:
+            mine = self._held.get(session, 0) + self._reserved.get(session, 0)
+            if self.session_quota and mine + size > self.session_quota:
+                raise QuotaError(
+                    f"Your files on this server would pass your quota of "
+                    f"{self.session_quota / MB:g} MB ({mine / MB:.1f} MB used). They are "
+                    f"deleted {self.ttl / 60:g} minutes after their last use; try again then.")
+            everyone = self._total + sum(self._reserved.values())
+            if self.total_quota and everyone + size > self.total_quota:
+                raise RateLimitError(
+                    f"The server's space for uploads ({self.total_quota / MB:g} MB) is full; "
+                    f"try again in a few minutes.", retry_after=60)
+            self._reserved[session] = self._reserved.get(session, 0) + size
+
+        def release() -> None:
+            with self._lock:
+                left = self._reserved.get(session, 0) - size
+                if left > 0:
+                    self._reserved[session] = left
+                else:
+                    self._reserved.pop(session, None)
+
+        return release
 
     def owns(self, session: str | None, path: object) -> bool:
         if not session or not isinstance(path, str) or not path or "\x00" in path:
@@ -104,8 +177,10 @@ class VisitorFiles:
             for path, owners in list(self._owners.items()):
                 for session in [s for s, expiry in owners.items() if expiry <= now]:
                     del owners[session]
+                    self._release(session, path)
                 if not owners:
                     del self._owners[path]
+                    self._total -= self._sizes.pop(path, 0)
                     expired.append(path)
         for path in expired:  # file system work outside the lock
             self._delete(Path(path))
@@ -116,9 +191,30 @@ class VisitorFiles:
         with self._lock:
             paths = list(self._owners)
             self._owners.clear()
+            self._sizes.clear()
+            self._held.clear()
+            self._total = 0
         for path in paths:
             self._delete(Path(path))
         return len(paths)
+
+    def _release(self, session: str, path: str) -> None:
+        """(Under the lock.) ``session`` no longer holds ``path``."""
+        held = self._held.get(session, 0) - self._sizes.get(path, 0)
+        if held > 0:
+            self._held[session] = held
+        else:
+            self._held.pop(session, None)
+
+    def discard(self, paths: list[str]) -> None:
+        """Delete what an unfinished upload left (Gradio's temporary files; never a recorded
+        file, which some session may still hold)."""
+        with self._lock:
+            kept = set(self._owners)
+        for path in paths:
+            real = os.path.realpath(path)
+            if real not in kept:
+                self._delete(Path(real))
 
     def _delete(self, path: Path) -> None:
         if self.root not in path.parents:  # only what Gradio's folder holds, never elsewhere
@@ -132,3 +228,127 @@ class VisitorFiles:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         log.debug("deleted an expired visitor file")
+
+
+# -- unfinished uploads ------------------------------------------------------------------------------
+_UPLOAD_TEMPS: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "hymt_upload_temps", default=None)
+
+
+def track_upload_temps() -> None:
+    """Record each temporary file Gradio's upload parser creates in the list that
+    :func:`upload_temps` gives the request it belongs to (a context variable: the parser runs in
+    the request's own task). Gradio deletes them itself only when the multipart is malformed, not
+    when the client hangs up or the body limit cuts it off. Idempotent."""
+    import gradio.route_utils as route_utils
+
+    original = route_utils.NamedTemporaryFile
+    if getattr(original, "hymt_tracked", False):
+        return
+
+    def tracked(*args: Any, **kwargs: Any) -> IO[bytes]:
+        file = original(*args, **kwargs)
+        temps = _UPLOAD_TEMPS.get()
+        if temps is not None:
+            temps.append(file.name)
+        return file
+
+    tracked.hymt_tracked = True  # type: ignore[attr-defined]
+    route_utils.NamedTemporaryFile = tracked  # type: ignore[assignment]
+
+
+@contextlib.contextmanager
+def upload_temps() -> Iterator[list[str]]:
+    """The temporary files Gradio creates while this block runs (see :func:`track_upload_temps`)."""
+    temps: list[str] = []
+    token = _UPLOAD_TEMPS.set(temps)
+    try:
+        yield temps
+    finally:
+        _UPLOAD_TEMPS.reset(token)
+
+
+# -- the app's own folder -----------------------------------------------------------------------------
+_claimed: tuple[Path, Any] | None = None  # the folder, and its marker held open under a lock
+
+
+def claim_upload_folder(folder: str | None, port: int) -> Path:
+    """Make ``folder`` (default: ``<temp>/hunyuan-webui-<uid>-<port>``) Gradio's upload and cache
+    folder for this process (``GRADIO_TEMP_DIR``), emptied of whatever a previous run left (a
+    crash, ``kill -9``). The app owns it: it carries a marker file, locked while the app runs, so
+    that a folder of someone else's is never emptied (an explicit ``--upload-dir`` must be empty or
+    the app's) and two running apps never share one. Once per process: a second app in the same
+    process (the tests) shares the first one's folder."""
+    global _claimed
+    if _claimed is not None:
+        return _claimed[0]
+    explicit = bool(folder)
+    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
+    path = Path(folder or Path(tempfile.gettempdir()) / f"hunyuan-webui-{uid}-{port}")
+    path = Path(os.path.realpath(path.expanduser()))
+    held = _lock_folder(path, explicit)
+    if held is None:  # the default folder is in use by another running app: one of our own
+        path = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"hunyuan-webui-{uid}-{port}-")))
+        log.warning("the upload folder for port %d is in use; using %s", port, path)
+        held = _lock_folder(path, True)
+        assert held is not None
+    removed = empty_folder(path)
+    if removed:
+        log.info("removed %d file(s) a previous run left in %s", removed, path)
+    os.environ["GRADIO_TEMP_DIR"] = str(path)
+    _claimed = (path, held)
+    atexit.register(release_upload_folder)  # also when the app is not stopped by app.main
+    return path
+
+
+def release_upload_folder() -> None:
+    """Empty and remove the claimed folder (the app is stopping; nobody can come back for it)."""
+    global _claimed
+    if _claimed is None:
+        return
+    path, held = _claimed
+    _claimed = None
+    empty_folder(path)
+    with contextlib.suppress(OSError):
+        (path / MARKER).unlink()
+        path.rmdir()
+    held.close()
+
+
+def empty_folder(path: Path) -> int:
+    """Delete everything in ``path`` but the marker; returns how many files went."""
+    count = 0
+    for entry in list(path.iterdir()):
+        if entry.name == MARKER:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            count += sum(1 for f in entry.rglob("*") if not f.is_dir())
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            count += 1
+            with contextlib.suppress(FileNotFoundError):
+                entry.unlink()
+    return count
+
+
+def _lock_folder(path: Path, explicit: bool) -> Any:
+    """The folder's marker, open and locked; None if another running app holds it."""
+    if path.exists() and not (path / MARKER).exists() and any(path.iterdir()):
+        raise TranslatorError(
+            f"The upload folder {path} is not empty and was not made by this app: choose an "
+            f"empty or new folder (--upload-dir); the app empties it at every start and stop.")
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    marker = open(path / MARKER, "a+")  # noqa: SIM115 - held open for the process's life
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks; the marker still guards foreign folders
+        return marker
+    try:
+        fcntl.flock(marker.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        marker.close()
+        if explicit:
+            raise TranslatorError(f"Another running translator uses the upload folder {path}: "
+                                  f"choose another --upload-dir.") from None
+        return None
+    return marker
