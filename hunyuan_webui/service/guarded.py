@@ -35,6 +35,7 @@ from hunyuan_webui.service.guards import (
     LOOP,
     MARKED,
     SERVED,
+    SHARED_RELEASE_LETTERS,
     Finding,
     Guards,
     alternative_prompt,
@@ -43,6 +44,7 @@ from hunyuan_webui.service.guards import (
     find_loop,
     judge_script,
     judge_shared,
+    letters_in,
     repeats_itself,
     target_share,
 )
@@ -86,11 +88,14 @@ class Watch:
     def _judge(self) -> bool | None:
         if self.early:
             return judge_script(self.text, self.target, self.segment)
-        if len(self.text) - self._judged < LOOP_CHECK_CHARS:
+        if self._judged < 0 or len(self.text) - self._judged < LOOP_CHECK_CHARS:
             return None
         self._judged = len(self.text)
-        return judge_shared(self.text, self.segment, self.source, self.target,
-                            self.guards.detector)
+        verdict = judge_shared(self.text, self.segment, self.source, self.target,
+                               self.guards.detector)
+        if verdict is None and self._judged and letters_in(self.text) >= SHARED_RELEASE_LETTERS:
+            self._judged = -1  # judged and held: no more detection until the answer ends
+        return verdict
 
     def _look_for_loop(self) -> None:
         if len(self.text) > self.budget:
@@ -113,9 +118,8 @@ class Watch:
         return out
 
     def finish(self) -> None:
-        """The answer ended on its own: judge it whole (unless its script already passed; one
-        already partly shown can then only be marked)."""
-        if self.finding is None and self.guards.judges and not (self.early and self.released):
+        """The answer ended on its own: judge it whole, unless it was judged and shown already."""
+        if self.finding is None and self.guards.judges and not self.released:
             self.finding = check_answer(self.text, self.segment, self.source, self.target,
                                         self.guards.detector, copy=self.guards.copy,
                                         language=self.guards.language)

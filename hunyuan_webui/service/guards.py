@@ -21,6 +21,7 @@ the event counts for ``/metrics``. What a segment does with them (hold, stop, re
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections import Counter
@@ -110,6 +111,11 @@ def letters(text: str) -> dict[str, int]:
     return counted[0] if counted else {}
 
 
+def letters_in(text: str) -> int:
+    """The letters of ``text``'s main script (Han and kana count 2)."""
+    return max(letters(text).values(), default=0)
+
+
 def target_share(text: str, target: str) -> tuple[float, int]:
     """The share of ``text``'s letter weight in ``target``'s scripts, and the total weight."""
     weights = letters(text)
@@ -140,8 +146,7 @@ def judge_shared(text: str, source_text: str, source: str, target: str,
     """While an answer streams in a script the source shares (en->fr): True once it has enough
     letters and is neither the beginning of the source again nor, reliably, the source language
     (it may be shown); None while it cannot tell (it is judged whole when it ends)."""
-    weights = letters(text)
-    if max(weights.values(), default=0) < SHARED_RELEASE_LETTERS:
+    if letters_in(text) < SHARED_RELEASE_LETTERS:
         return None
     if _normal(source_text).startswith(_normal(text).rstrip()):
         return None
@@ -166,6 +171,7 @@ _CODE = re.compile(r"[(){}\[\]<>=;_/\\$#@`|]")
 _NAME = re.compile(r"^(?:[A-Z0-9][\w.'&-]*\s*)+$")
 
 
+@functools.lru_cache(maxsize=4096)
 def same_everywhere(text: str) -> bool:
     """Text that stays as it is in every language: one word, a number, code, a proper name
     ("New York", "GitHub Actions")."""
@@ -208,12 +214,12 @@ def check_answer(answer: str, source_text: str, source: str, target: str,
         return None
     if _normal(answer) == _normal(source_text) and same_everywhere(source_text):
         return None  # code, a name or a number, kept as it is
-    share, total = target_share(answer, target)
+    weights = letters(answer)
+    total = sum(weights.values())
     if total < MIN_WEIGHT:
         return None  # too short to judge: "OK", "3.14", an emoji
-    if share < MIXED_SHARE:
+    if sum(w for s, w in weights.items() if s in SCRIPTS[target]) < MIXED_SHARE * total:
         return Finding(LANGUAGE, detector.detect(answer).code)
-    weights = letters(answer)
     if target == "ja" and KANA not in weights and weights.get(HAN, 0) >= 12:
         return Finding(LANGUAGE, "zh")  # a whole sentence of Han without one kana is Chinese
     dominant = max(weights, key=weights.__getitem__)
@@ -240,13 +246,16 @@ def find_loop(text: str, allow: int = 0) -> int | None:
     it does not). ``allow``: a run shorter than this many characters is let through (the source
     itself repeats)."""
     n = len(text)
+    last = text[-1:]
     for p in range(1, min(LOOP_MAX_UNIT, n // 3) + 1):
+        if text[n - 1 - p] != last:  # cheap first: a run of period p repeats the last character
+            continue
         unit = text[n - p:]
         need = p * _runs_needed(unit)
-        if need > n or _smaller_period(unit):
+        if need > n:
             continue
         tail = text[n - need:]
-        if tail[p:] != tail[:-p]:
+        if tail[p:] != tail[:-p] or _smaller_period(unit):
             continue
         start = n - need
         while start > 0 and text[start - 1] == text[start - 1 + p]:
@@ -265,6 +274,7 @@ def _smaller_period(unit: str) -> bool:
                for q in range(1, len(unit) // 2 + 1))
 
 
+@functools.lru_cache(maxsize=4096)
 def repeats_itself(text: str) -> bool:
     """Whether a source has a repeating run of its own (哈哈哈哈, "no no no no")."""
     n = len(text)
