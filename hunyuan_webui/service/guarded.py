@@ -6,7 +6,8 @@ While an answer streams, a :class:`Watch` decides what may be shown yet:
 - an answer is held back until it is judged. Where the target's script is not the source's
   (en->ja, zh->en) its first few letters judge it; where they share one (en->fr) its first 20
   letters, unless they are the source again or (reliably) the source's language, which hold it
-  to its end. Then it streams, :data:`SHOW_LAG` characters behind the engine;
+  to its end. Then it streams as it comes up to 1.5 times its expected length, and
+  :data:`SHOW_LAG` characters behind the engine beyond that (where loops show);
 - a repeating run, or an answer longer than its pair allows (:mod:`.budget`), stops the segment
   at once (the sequence is cancelled) and the repeated tail is cut;
 - an answer clearly in the wrong script stops at once too.
@@ -27,7 +28,7 @@ from typing import Any
 
 from hunyuan_webui.engine import DecodingOptions, Stream
 from hunyuan_webui.models import TRANSLATE
-from hunyuan_webui.service.budget import answer_budget
+from hunyuan_webui.service.budget import answer_budget, ratio
 from hunyuan_webui.service.guards import (
     COPY,
     LANGUAGE,
@@ -72,6 +73,7 @@ class Watch:
         self._allow = len(segment) + 16 if guards.loop and repeats_itself(segment) else 0
         self._checked = self._judged = 0
         self._lag = SHOW_LAG if guards.loop else 0
+        self._free = int(len(segment.strip()) * ratio(source, target) * 1.5)  # shown unheld
 
     def feed(self, chunk: str) -> str:
         """Take a chunk; return the text that may be shown now (sets ``finding`` to stop)."""
@@ -109,9 +111,11 @@ class Watch:
     def _showable(self) -> str:
         if self.cut is not None:
             end = self.cut
-        else:  # kept back: the last SHOW_LAG characters, and a word not yet finished
-            end = max(len(self.text) - self._lag, self.shown)
-            if self._lag and self.target not in SPACELESS:
+        elif len(self.text) <= self._free or not self._lag:
+            end = len(self.text)
+        else:  # longer than expected: keep back SHOW_LAG characters and an unfinished word
+            end = max(len(self.text) - self._lag, self._free, self.shown)
+            if self.target not in SPACELESS:
                 end = self.text.rfind(" ", self.shown, end) + 1 or self.shown
         end = max(end, self.shown)
         out, self.shown = self.text[self.shown:end], end
