@@ -228,3 +228,16 @@ def test_modes_other_than_plain_translation_retry_with_their_own_prompt():
                       context="A hotel.")
     result = translator.translate(request)
     assert result.warnings and engine.calls[0][0] == engine.calls[1][0]
+
+
+@pytest.mark.parametrize("args", [["--quantization", "experts_int8"],
+                                  ["--max-num-seqs", "8", "--quantization=experts_int8"],
+                                  ["-q", "moe_wna16"]])
+def test_managed_servers_never_pass_a_moe_quantization_to_a_dense_model(args):
+    from hunyuan_webui.engine.servers import check_quantization
+    from hunyuan_webui.errors import InputError
+
+    with pytest.raises(InputError, match="dense, and its answers would come out as '!!!!'"):
+        check_quantization(SPEC, args)
+    check_quantization(models.resolve("tencent/Hy-MT2-30B-A3B"), args)  # a MoE: its business
+    check_quantization(SPEC, ["--quantization", "fp8"])
