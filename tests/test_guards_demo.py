@@ -175,3 +175,20 @@ def test_app_py_serves_the_misbehaving_checkpoint():
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(timeout=20)
+
+
+def test_the_guards_run_on_the_child_process_engine_too():
+    """The guards are the service's, not an engine's: the same catches over a pipe."""
+    from hunyuan_webui.engine.process import ProcessEngine
+
+    engine = ProcessEngine(models.resolve(str(ensure_misbehaving_model())), device="cpu",
+                           max_new_tokens=128, max_batch_size=8)
+    try:
+        assert engine.wait_ready(180).state == "ready"
+        translator = translator_on(engine)
+        for m in MISBEHAVIOURS:
+            result = translator.translate(TranslationRequest(m.source, m.target_lang,
+                                                             m.source_lang))
+            assert result.text == m.right if m.served else result.warnings, (m, result)
+    finally:
+        engine.close()
