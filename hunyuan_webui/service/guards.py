@@ -223,12 +223,12 @@ def check_answer(answer: str, source_text: str, source: str, target: str,
     if target == "ja" and KANA not in weights and weights.get(HAN, 0) >= 12:
         return Finding(LANGUAGE, "zh")  # a whole sentence of Han without one kana is Chinese
     dominant = max(weights, key=weights.__getitem__)
-    if dominant not in SHARED or dominant == HAN:
+    count = weights[dominant]
+    if dominant not in SHARED or dominant == HAN or count < SOURCE_LETTERS:
         return None
     det = detector.detect(answer)
     if det.code is None or not det.reliable or _close(det.code, target):
         return None
-    count = weights[dominant]
     if (det.code == source and count >= SOURCE_LETTERS) or (
             det.confidence >= OTHER_CONFIDENCE and count >= OTHER_LETTERS):
         return Finding(LANGUAGE, det.code)
