@@ -197,6 +197,9 @@ def test_guards_can_be_turned_off_one_by_one_or_all():
     assert not guards.language and guards.loop and guards.copy
     settings, _ = from_sources([], env={"HYMT_LOOP_GUARD": "0"})
     assert not Translator(ScriptedEngine(str), SPEC, settings).guards.loop
+    engine = ScriptedEngine(lambda prompt, options: "शुभ रात्रि, कल सुबह मिलते हैं।")
+    no_language = translator_for(engine, language_guard=False)
+    assert no_language.translate(TranslationRequest("Good night.", "ja", "en")).warnings == ()
     engine = ScriptedEngine(lambda prompt, options: "शुभ रात्रि।")
     off = translator_for(engine, guards=False)
     assert off.translate(TranslationRequest("Good night.", "ja", "en")).warnings == ()

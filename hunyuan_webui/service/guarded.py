@@ -82,6 +82,8 @@ class Watch:
             self._look_for_loop()
         if self.finding is None and not self.released:
             verdict = self._judge()
+            if verdict is False and not self.guards.language:
+                verdict = None  # the copy guard alone: judged when the answer ends
             if verdict is False:
                 self.finding = Finding(LANGUAGE, self.guards.detector.detect(self.text).code)
             self.released = bool(verdict)
