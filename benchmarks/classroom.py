@@ -163,13 +163,16 @@ async def kill_engine(soak: Soak, server: ServerProcess, delay: float,
 async def counters(http: httpx.AsyncClient, url: str) -> dict[str, int | None]:
     """Cache hits and misses (/v1/cache) and model calls (/metrics, when the app counts them);
     None where the server does not answer."""
-    out: dict[str, int | None] = {"hits": None, "misses": None, "model_calls": None}
+    out: dict[str, int | None] = {"hits": None, "misses": None, "model_calls": None,
+                                  "guard_events": None}
     try:
         cache = (await http.get(url + "/v1/cache", timeout=10)).json()
         out.update(hits=int(cache.get("hits", 0)), misses=int(cache.get("misses", 0)))
         for line in (await http.get(url + "/metrics", timeout=10)).text.splitlines():
             if line.startswith("hymt_model_calls_total "):
                 out["model_calls"] = int(float(line.split()[1]))
+            elif line.startswith("hymt_guard_events_total{"):  # answers a guard caught
+                out["guard_events"] = (out["guard_events"] or 0) + int(float(line.split()[-1]))
     except (httpx.HTTPError, ValueError) as exc:
         _say(f"could not read the counters: {exc}")
     return out
@@ -249,7 +252,9 @@ def assemble(outcomes: list[Outcome], kill: dict[str, Any], before: dict[str, An
     short = [o for o in room if o.kind in ("short", "class example")]
     refused = sum(o.failed and window.during_restart(o) for o in short)
     deltas = {k: None if before[k] is None or after[k] is None else after[k] - before[k]
-              for k in ("hits", "misses", "model_calls")}
+              for k in ("hits", "misses", "model_calls", "guard_events")}
+    if deltas["guard_events"] is None and after.get("model_calls") is not None:
+        deltas["guard_events"] = 0  # counted by the app, none yet
     return {
         "phases": {p: report.summarize(v, window if p == "classroom" else None)
                    for p, v in by_phase.items()},
@@ -261,6 +266,7 @@ def assemble(outcomes: list[Outcome], kill: dict[str, Any], before: dict[str, An
                     for k in ("short", "class example", "paste")},
         "classroom_short_vs_idle_p95": _ratio(report.first_text_stats(short), idle),
         "kill": kill,
+        "guard_events": deltas["guard_events"],
         "cache": report.repeat_share(sum(o.repeat for o in short), deltas["hits"] or 0,
                                      deltas["misses"] or 0, deltas["model_calls"], refused),
     }

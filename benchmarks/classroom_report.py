@@ -246,6 +246,9 @@ def details(result: dict[str, Any]) -> list[str]:
                    f"{_cell(cache['model_calls'])} model calls; {cache['repeats']} repeated "
                    f"identical requests, share served without the model {_cell(cache['share'])} "
                    f"({cache['method']}).")
+    if result.get("guard_events") is not None:
+        out.append(f"Answer guards during the classroom: {result['guard_events']} answers caught "
+                   "(each retried once, then served or marked; a retry is a model call).")
     for name, m in (result.get("memory") or {}).items():
         note = f" ({m['note']})" if m.get("note") else ""
         out.append(f"Memory of the {name} process (RSS MiB): {_cell(m.get('at_start'))} at "

@@ -277,13 +277,17 @@ def peer_env(threads: int | None) -> dict[str, str]:
 
 def app_command(model_dir: str, port: int, *, max_new_tokens: int, max_batch_size: int = 16,
                 cache: bool = False, device: str = "auto", defaults: bool = False,
-                threads: int | None = None) -> list[str]:
+                threads: int | None = None, guards: bool = False) -> list[str]:
     """The app; a ``.gguf`` model runs on ``--engine llamacpp``. At ``defaults`` it gets what
     ``bash launch.sh --model DIR`` gives it (its own batch size, queue, threads and phrase cache)
     and the answer length: ``--max-new-tokens`` is the only cap the Gradio endpoint has, as
-    ``max_tokens`` is in the other systems' requests."""
+    ``max_tokens`` is in the other systems' requests. Without its answer guards unless asked:
+    the random-weight checkpoint answers gibberish, which they would stop and retry, so the app
+    would no longer generate the tokens every other system generates."""
     cmd = [sys.executable, "-m", "hunyuan_webui.app", "--model", model_dir, "--host", "127.0.0.1",
            "--port", str(port), "--log-level", "warning", "--max-new-tokens", str(max_new_tokens)]
+    if not guards:
+        cmd.append("--no-guards")
     if model_dir.endswith(".gguf"):
         cmd += ["--engine", "llamacpp"]
     if defaults:

@@ -118,7 +118,16 @@ def _demo_model(argv: Sequence[str]) -> int:
     parser.add_argument("--format", choices=list(FORMATS), default=DEFAULT_FORMAT,
                         help="chat format: 7b (<|startoftext|>...<|extra_0|>, the default) or "
                              "1.8b (<｜hy_User｜>...<｜hy_Assistant｜>, the 1.8B models')")
-    print(ensure_demo_model(parser.parse_args(argv).format))
+    parser.add_argument("--misbehaving", action="store_true",
+                        help="the demo model that answers a few phrases in the wrong language, "
+                             "with a loop or with the source again (to show the guards)")
+    args = parser.parse_args(argv)
+    if args.misbehaving:
+        from hunyuan_webui.demo.misbehaving import ensure_misbehaving_model
+
+        print(ensure_misbehaving_model())
+        return 0
+    print(ensure_demo_model(args.format))
     return 0
 
 

@@ -281,3 +281,19 @@ def recognize(message: str) -> RecognizedPrompt | None:
         context = match.groupdict().get("context") or ""
         return RecognizedPrompt(target, match["source_text"], glossary, context.strip())
     return None
+
+
+def alternative_prompt(family_name: str, mode: str, segment: str, source: str,
+                       target: str) -> str | None:
+    """The same request in the family's other wording (the English template where the Chinese
+    one was used, and back), or None when the mode is written in one language only."""
+    fam = family(family_name)
+    template = fam.templates.get(mode)
+    if template is None or len(template.text) < 2:
+        return None
+    lang = "en" if fam.uses_chinese(source, target) else "zh"
+    name = (lambda c: languages.get(c).chinese) if lang == "zh" else (
+        lambda c: languages.get(c).english)
+    return fill(template.text[lang], {"target_language": name(target),
+                                              "source_language": name(source),
+                                              "source_text": segment})

@@ -112,6 +112,15 @@ class Settings:
     page_sessions: int = _opt(100, "Page sessions whose state the server keeps (about 0.2 MB "
                               "each; the least recently used are forgotten first).",
                               group="limits")
+    # guards (README, Guards)
+    guards: bool = _opt(True, "Check every answer before it is shown and cached: --no-guards "
+                        "turns all of the guards below off.", group="guards")
+    language_guard: bool = _opt(True, "Retry, then mark, an answer in the wrong language.",
+                                group="guards")
+    loop_guard: bool = _opt(True, "Stop, retry, then mark, an answer that repeats itself or "
+                            "outgrows its source.", group="guards")
+    copy_guard: bool = _opt(True, "Retry, then mark, an answer that is the source again.",
+                            group="guards")
     # cache
     cache_size: int = _opt(4096, "Entries in the in-memory phrase cache (0 disables it).",
                            group="cache")

@@ -85,7 +85,9 @@ def running_app(engine: Engine, *, cache_size: int = 256, **overrides: Any) -> I
     """Serve a fresh app (its own settings, translator, cache and metrics) on ``engine``."""
     values: dict[str, Any] = {"max_new_tokens": getattr(engine, "max_new_tokens", 2048),
                               "max_batch_size": getattr(engine, "max_batch_size", 16),
-                              "log_level": "warning", **overrides}
+                              "log_level": "warning",
+                              "guards": False,  # as conftest's demo_settings say why
+                              **overrides}
     settings = Settings(model=engine.model_id, port=free_port(), cache_size=cache_size, **values)
     cache = PhraseCache(size=cache_size) if cache_size else None
     translator = Translator(engine, getattr(engine, "spec", None) or models.resolve(settings.model),

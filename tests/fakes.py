@@ -115,3 +115,35 @@ class TypingEngine(FakeEngine):
             stream.push(char)
             time.sleep(self.delay)
         stream.finish("stop")
+
+
+class ScriptedEngine(FakeEngine):
+    """Answers as ``script(prompt, options)`` says, a character at a time on its own thread
+    (``delay`` apart), and stops when the stream is cancelled: a model that misbehaves exactly as
+    a test wants (a loop that only a stronger repetition penalty ends, the wrong language in one
+    prompt wording). Records every prompt and options it was given."""
+
+    def __init__(self, script: Any, delay: float = 0.0) -> None:
+        self.script = script
+        self.delay = delay
+        self.calls: list[tuple[str, Any]] = []
+        self.cancelled: list[Stream] = []
+
+    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
+        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
+        for stream in streams:
+            self.calls.append((stream.prompt, stream.options))
+            threading.Thread(target=self._type, args=(stream,), daemon=True).start()
+        return streams
+
+    def _type(self, stream: Stream) -> None:
+        for char in self.script(stream.prompt, stream.options):
+            if stream.cancelled:
+                self.cancelled.append(stream)
+                stream.finish("cancelled")
+                return
+            stream.usage.completion_tokens += 1
+            stream.push(char)
+            if self.delay:
+                time.sleep(self.delay)
+        stream.finish("stop")

@@ -73,8 +73,9 @@ class Server:
         program = self.program()
         if program is None:
             raise InputError(self.missing_message())
-        return [*program, *self.build(self, spec, config, model, port),
-                *shlex.split(config.engine_args)]
+        extra = shlex.split(config.engine_args)
+        check_quantization(spec, extra)
+        return [*program, *self.build(self, spec, config, model, port), *extra]
 
     def environment(self, config: EngineConfig) -> dict[str, str]:
         """Variables to set for it: ``--cpu-threads`` as OpenMP's thread count."""
@@ -89,6 +90,25 @@ class Server:
         """The model name requests carry. transformers serve knows a model only by what it
         loaded; the others are told to call it by our id."""
         return model if self.engine == kinds.TRANSFORMERS_SERVE else spec.id
+
+
+# Quantization methods that only apply to mixture-of-experts layers.
+MOE_QUANTIZATIONS = frozenset({"experts_int8", "moe_wna16"})
+
+
+def check_quantization(spec: ModelSpec, args: list[str]) -> None:
+    """Refuse a mixture-of-experts quantization for a dense model: the official Hy-MT README's
+    ``--quantization experts_int8`` turns the dense 7B's every answer into ``!!!!``."""
+    if spec.active_params_b is not None:
+        return
+    values = [a.split("=", 1)[1] for a in args if a.startswith(("--quantization=", "-q="))]
+    values += [b for a, b in zip(args, args[1:]) if a in ("--quantization", "-q")]
+    wrong = sorted(MOE_QUANTIZATIONS.intersection(values))
+    if wrong:
+        raise InputError(
+            f"--engine-args asks for --quantization {wrong[0]}, which is meant for mixture-of-"
+            f"experts models; {spec.id} is dense, and its answers would come out as '!!!!'. "
+            "Leave it out, or load an -FP8 or -GPTQ checkpoint.")
 
 
 def _ensure_hub_cache() -> None:

@@ -14,6 +14,7 @@ from hunyuan_webui import modes
 from hunyuan_webui.cache import PhraseCache, cache_key
 from hunyuan_webui.engine import Engine
 from hunyuan_webui.models import ModelSpec
+from hunyuan_webui.service.guards import Guards
 from hunyuan_webui.service.inflight import Flights
 from hunyuan_webui.service.request import TranslationRequest
 
@@ -26,6 +27,7 @@ class Backend:
     cache: PhraseCache | None
     flights: Flights
     window: int  # segments one request may have submitted and unfinished at once
+    guards: Guards | None = None  # the answer checks (None: all off)
 
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return modes.translation_prompt(self.spec, segment, source, request.target_lang,
@@ -50,7 +52,8 @@ class Backend:
 
     def writes_cache(self, request: TranslationRequest) -> bool:
         """Are this request's answers stored? Also when it asked for a fresh one (Retranslate):
-        the fresh answer replaces the old."""
+        the fresh answer replaces the old. With the guards on, only an answer that passed them
+        is stored, by the reader that judged it (:mod:`hunyuan_webui.service.guarded`)."""
         return (self.cache is not None and self.cache.enabled
                 and request.mode not in modes.PARAGRAPH_MODES)
 

@@ -123,7 +123,8 @@ class Job:
             notice=" ".join(filter(None, [self.notice, *strategy.notices])), segments=total,
             cached_segments=strategy.cached_segments, usage=usage, glossary_found=found,
             glossary_missing=missing, alternatives=alternatives,
-            candidates=tuple(c for cands in strategy.candidates for c in cands))
+            candidates=tuple(c for cands in strategy.candidates for c in cands),
+            warnings=tuple(sorted(strategy.warnings, key=lambda w: w["segment"])))
         return self._result
 
 

@@ -48,6 +48,8 @@ class TranslationResult:
     glossary_missing: tuple[str, ...] = ()
     alternatives: tuple[str, ...] = ()  # alternatives mode: every variant, the first is ``text``
     candidates: tuple[str, ...] = ()  # ensemble mode: what Chimera fused
+    # Segments a guard marked (service.guards): {"segment", "code", "guard", "detected", ...}
+    warnings: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -69,6 +71,8 @@ class TranslationResult:
             out["alternatives"] = list(self.alternatives)
         if self.candidates:
             out["candidates"] = list(self.candidates)
+        if self.warnings:
+            out["warnings"] = [dict(w) for w in self.warnings]
         return out
 
 

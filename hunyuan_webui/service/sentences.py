@@ -15,6 +15,7 @@ from typing import Any
 from hunyuan_webui import languages
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import BusyError
+from hunyuan_webui.service.guarded import GuardedSegment
 from hunyuan_webui.service.strategy import Strategy
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
@@ -61,11 +62,26 @@ class Sentences(Strategy):
             if index in self._cached:
                 yield self._cached[index], index, True
             else:
-                for chunk in self.reader.read(self._streams[index]):
-                    yield chunk, index, True
+                for chunk in self._read(index):
+                    if chunk:
+                        yield chunk, index, True
             if self.reader.cancelled.is_set():
                 return
             index += 1
+
+    def _read(self, index: int) -> Iterator[str]:
+        """A segment's answer as it streams: straight from the engine, or through the guards,
+        which store it in the cache once it has passed them."""
+        stream, backend, request = self._streams[index], self.backend, self.request
+        if backend.guards is None:
+            return self.reader.read(stream)
+        store = None
+        if backend.writes_cache(request) and backend.cache is not None:
+            cache, key = backend.cache, self._keys[index]
+            store = lambda text: cache.set(key, text)  # noqa: E731
+        return GuardedSegment(backend.guards, self.reader, backend.engine, request, self.source,
+                              self.document.segments[index], stream.prompt, store, self.warnings,
+                              index).run(stream)
 
     def _submit_upto(self, end: int, first: bool) -> None:
         """Submit, in one engine call, every segment before ``end`` not yet cached or submitted.
@@ -90,8 +106,10 @@ class Sentences(Strategy):
         deadline = time.monotonic() + BUSY_RETRY_S
         while True:
             try:
+                # With the guards on, an answer is stored once it has passed them (self._read).
+                store = backend.writes_cache(request) and backend.guards is None
                 return backend.flights.submit(keys, prompts, request.options, share=request.cache,
-                                              store=backend.writes_cache(request))
+                                              store=store)
             except BusyError:
                 # A request that has not started is told at once; a document under way waits.
                 if first or time.monotonic() > deadline or self.reader.cancelled.is_set():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.segment import Document
@@ -76,6 +77,7 @@ class Strategy:
         self.alternatives: list[tuple[str, ...]] = []  # per paragraph, alternatives mode
         self.candidates: list[tuple[str, ...]] = []  # per paragraph, ensemble mode
         self.notices: list[str] = []  # found while translating
+        self.warnings: list[dict[str, Any]] = []  # per marked segment (service.guarded)
 
     def prime(self) -> None:
         """Submit the first segments now, without reading (so several jobs batch together)."""

@@ -37,6 +37,7 @@ from hunyuan_webui.segment import (
     whole_document,
 )
 from hunyuan_webui.service.backend import Backend
+from hunyuan_webui.service.guards import Guards
 from hunyuan_webui.service.inflight import Flights
 from hunyuan_webui.service.job import Job
 from hunyuan_webui.service.paragraphs import Paragraphs
@@ -63,9 +64,10 @@ class Translator:
         self.settings = settings
         self.cache = cache
         self.detector = detector or LanguageDetector()
+        self.guards = Guards.from_settings(settings, spec.family, self.detector)
         self.backend = Backend(spec=spec, engine=engine, chimera=self.chimera, cache=cache,
                                flights=Flights(engine, cache),
-                               window=settings.segments_in_flight())
+                               window=settings.segments_in_flight(), guards=self.guards)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Translator:

@@ -82,6 +82,7 @@ class _EngineCollector:
         calls = CounterMetricFamily("hymt_model_calls", "Segments sent to the engine")
         calls.add_metric([], self.translator.model_calls)
         yield calls
+        yield _guard_events(self.translator)
         cache = self.translator.cache
         if cache is not None and cache.enabled:
             stats = cache.stats()
@@ -92,6 +93,18 @@ class _EngineCollector:
                     name, f"Phrase cache {name.rsplit('_', 1)[-1]}")
                 family.add_metric([], value)
                 yield family
+
+
+def _guard_events(translator: Translator) -> CounterMetricFamily:
+    """Answers a guard caught (service.guards), by guard, outcome (retry served or marked) and
+    language pair: closed label sets, since the pairs are validated language codes."""
+    family = CounterMetricFamily("hymt_guard_events", "Answers a guard caught: kind = language, "
+                                 "copy, loop or length; outcome = retry_served or marked",
+                                 labels=["kind", "outcome", "pair"])
+    guards = getattr(translator, "guards", None)
+    for (kind, outcome, pair), count in (guards.counts.items() if guards is not None else ()):
+        family.add_metric([kind, outcome, pair], count)
+    return family
 
 
 def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:

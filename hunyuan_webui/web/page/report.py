@@ -48,7 +48,19 @@ def last_run_markdown(result: TranslationResult, lang: str = "en", parts: int = 
         out.append(say(lang, "already", name=language_name(lang, result.source_lang)))
     elif result.notice:
         out.append(result.notice)
+    if result.warnings:  # a guard marked some of the answer (service.guards)
+        out.insert(0, guard_notice(result, lang))
     return " · ".join(out)
+
+
+def guard_notice(result: TranslationResult, lang: str = "en") -> str:
+    """The short notice beside an answer a guard marked: what looks wrong, and in which parts."""
+    kinds = list(dict.fromkeys(w["guard"] for w in result.warnings))
+    what = ", ".join(say(lang, f"guard_{kind}", name=language_name(
+        lang, next((w["detected"] for w in result.warnings if w["guard"] == kind
+                    and w.get("detected")), result.source_lang)))
+        for kind in kinds)
+    return say(lang, "guard_marked", what=what, n=len(result.warnings))
 
 
 def extras_markdown(result: TranslationResult, show_candidates: bool = True,

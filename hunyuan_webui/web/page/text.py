@@ -138,6 +138,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "doc_done": "Done: {n} distinct segments translated → {filename}",
         "glossary_unreadable": "Could not read the glossary: {reason}",
         "not_utf8": "it is not UTF-8 text",
+        "guard_marked": "⚠️ Check this translation: {what} ({n} part(s); Retranslate to try "
+                        "again)",
+        "guard_language": "it seems to be in {name}",
+        "guard_copy": "it repeats the source",
+        "guard_loop": "it repeated itself and was cut",
+        "guard_length": "it ran far too long and was cut",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -177,6 +183,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "doc_done": "完成：已翻译 {n} 个不同的片段 → {filename}",
         "glossary_unreadable": "无法读取术语表：{reason}",
         "not_utf8": "文件不是 UTF-8 文本",
+        "guard_marked": "⚠️ 请核对译文：{what}（{n} 处；可点“重新翻译”再试）",
+        "guard_language": "似乎是{name}",
+        "guard_copy": "与原文相同",
+        "guard_loop": "出现重复，已截断",
+        "guard_length": "过长，已截断",
     },
 }
 
