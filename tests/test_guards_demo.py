@@ -87,6 +87,7 @@ def test_without_the_guards_the_bad_answers_are_served_and_cached(misbehaving):
 
 
 def test_the_api_and_the_page_say_when_an_answer_is_marked(misbehaving):
+    from hunyuan_webui.web.page.form import TextForm
     from hunyuan_webui.web.page.ui import TranslatorUI
 
     with running_app(misbehaving, cache_size=64, guards=True) as app, app.client() as c:
@@ -112,12 +113,12 @@ def test_the_api_and_the_page_say_when_an_answer_is_marked(misbehaving):
                                            ("pair", "en-ko")))
         assert samples[key] == 2
         ui = TranslatorUI(app.translator)
-        out = asyncio.run(_last(ui.translate(
-            marked.source, marked.source_lang, marked.target_lang, True, 0.7, 0.6, 20, 1.05, 0,
-            "translate", "", "", "", "", None, False, False, [],
-            progress=lambda *a, **k: None)))
-        assert out[0] == marked.answer
-        assert "⚠️ Check this translation: it seems to be in Chinese" in out[2], out[2]
+        form = TextForm(text=marked.source, source=marked.source_lang,
+                        target=marked.target_lang, deterministic=True, temperature=0.7,
+                        top_p=0.6, top_k=20, repetition=1.05, history=[])
+        out = asyncio.run(_last(ui.translate(form, progress=lambda *a, **k: None)))
+        assert out["output"] == marked.answer
+        assert "⚠️ Check this translation: it seems to be in Chinese" in out["progress"], out
 
 
 async def _last(agen):
