@@ -50,6 +50,7 @@ from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.layout import build_ui
 from hunyuan_webui.web.page.text import I18N
+from hunyuan_webui.web.protocols import PROTOCOLS
 from hunyuan_webui.web.responses import install_page_error_handlers
 
 log = logging.getLogger("hunyuan_webui")
@@ -62,7 +63,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # The same loading path as the library's (hunyuan_webui.Translator.load); not waited for here:
     # the page shows the loading state meanwhile.
     translator = translator or library.Translator.from_settings(settings, wait=False).service
-    access = AccessControl.from_settings(settings)
+    access = AccessControl.from_settings(settings, PROTOCOLS)
     # The app's own folder for uploads and outputs (emptied now of what a crash left), set as
     # Gradio's before the page is built: its blocks read it when they are made.
     folder = claim_upload_folder(settings.upload_dir, settings.port)

@@ -1,9 +1,9 @@
-"""The HTTP app beside the page: it gathers the routers and wraps them in the middleware.
+"""The HTTP app beside the page: it gathers the protocols' routers and wraps them in the guards.
 
-Thin layers over :class:`~hunyuan_webui.service.Translator`, a module each: the JSON API
-(:mod:`~hunyuan_webui.web.protocols.v1`), LibreTranslate's routes (:mod:`~hunyuan_webui.web.protocols.libretranslate`),
-OpenAI's and DeepL's (:mod:`~hunyuan_webui.web.protocols.openai`, :mod:`~hunyuan_webui.web.protocols.deepl`) and the
-operational ones (:mod:`~hunyuan_webui.web.protocols.ops`). Every
+The protocols are thin layers over :class:`~hunyuan_webui.service.Translator`, a module each in
+:mod:`hunyuan_webui.web.protocols`, and this module reads their one list
+(:data:`~hunyuan_webui.web.protocols.PROTOCOLS`): their routes, their open and body-key routes for
+the access policy, their error shapes for the Gatekeeper. Every
 :class:`~hunyuan_webui.errors.TranslatorError` becomes a JSON error in one place
 (:mod:`~hunyuan_webui.web.responses`). Nothing here knows about models.
 """
@@ -25,8 +25,8 @@ from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.page import fonts
-from hunyuan_webui.web.protocols import deepl, extensions, libretranslate, ops, v1
-from hunyuan_webui.web.protocols import openai as openai_routes
+from hunyuan_webui.web.protocols import PROTOCOLS
+from hunyuan_webui.web.protocols.protocol import Edge
 from hunyuan_webui.web.protocols.schemas import ErrorBody
 from hunyuan_webui.web.responses import install_error_handlers, refuse_other_methods
 
@@ -36,7 +36,7 @@ def create_api(translator: Translator, settings: Settings, *,
                guards: Sequence[tuple[type, dict[str, Any]]] = ()) -> FastAPI:
     """The JSON app; ``guards`` are ASGI middlewares (class, options) that go innermost, inside
     CORS, the body limit and the request log, so that those see everything the guards answer."""
-    access = access or AccessControl.from_settings(settings)
+    access = access or AccessControl.from_settings(settings, PROTOCOLS)
     metrics = Metrics(translator)
     redact = Redactor.for_translator(translator)
     @contextlib.asynccontextmanager
@@ -69,15 +69,12 @@ def create_api(translator: Translator, settings: Settings, *,
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     install_error_handlers(app)
 
-    app.include_router(ops.create_router(translator, metrics, redact))
-    app.include_router(v1.create_router(translator, metrics, access, redact))
-    app.include_router(libretranslate.create_router(translator, access))
-    app.include_router(openai_routes.create_router(translator))
-    app.include_router(deepl.create_router(translator))
-    app.include_router(extensions.create_router(translator))
+    edge = Edge(translator, metrics, access, redact)
+    for protocol in PROTOCOLS:
+        app.include_router(protocol.routes(edge))
     app.include_router(fonts.create_router(fonts.installed()))
     # Refusals at the Gatekeeper, in the shape each protocol's clients read.
-    app.state.error_shapes = [(("/v1/chat/", "/v1/models"), openai_routes.error_shape),
-                              (("/v2/",), deepl.error_shape)]
+    app.state.error_shapes = [(p.error_prefixes, p.error_shape) for p in PROTOCOLS
+                              if p.error_shape is not None and p.error_prefixes]
     refuse_other_methods(app)
     return app

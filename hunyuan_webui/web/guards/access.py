@@ -25,7 +25,7 @@ import collections
 import hashlib
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -36,13 +36,10 @@ from hunyuan_webui.settings import Settings
 from hunyuan_webui.web.page.fonts import FONT_ROUTES
 
 RouteKind = Literal["open", "api", "body_key", "page"]
-OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/languages",
-                         "/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json"}) | FONT_ROUTES
-# Routes whose clients may send the key in the body or the query (LibreTranslate's api_key,
-# DeepL's older auth_key, the extensions' token parameter): the route checks it; the Gatekeeper
-# counts only a key sent in a header.
-BODY_KEY_ROUTES = frozenset({"/translate", "/detect", "/v2/translate", "/v2/usage",
-                             "/v2/languages", "/imme", "/kiss", "/deeplx", "/hcfy"})
+# The app's own open routes (its API docs, the page's fonts); each protocol names its own open and
+# body-key routes (:data:`hunyuan_webui.web.protocols.PROTOCOLS`), handed to ``from_settings``.
+BASE_OPEN_ROUTES = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc",
+                              "/openapi.json"}) | FONT_ROUTES
 KEY_REQUIRED = "An API key is required: send 'Authorization: Bearer <key>'."
 PAGE_CLOSED = ("This translator's page needs an API key (send 'Authorization: Bearer <key>'). "
                "Its operator can open the page with --open-page or put it behind --auth.")
@@ -64,16 +61,6 @@ class Caller:
 OPEN = Caller(None, KeyPolicy(0, 0), "open")
 
 
-def route_kind(path: str, is_api: bool) -> RouteKind:
-    """The kind of ``path`` (without the root path); ``is_api``: one of the JSON app's own routes
-    matches it (everything else belongs to the page mounted at ``/``)."""
-    if path in OPEN_ROUTES:
-        return "open"
-    if path in BODY_KEY_ROUTES:
-        return "body_key"
-    return "api" if is_api else "page"
-
-
 def key_in(headers: Mapping[str, str]) -> str | None:
     """The API key a request carries in its headers, if any."""
     scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -83,8 +70,12 @@ def key_in(headers: Mapping[str, str]) -> str | None:
 
 class AccessControl:
     def __init__(self, keys: dict[str, KeyPolicy], visitors: KeyPolicy = KeyPolicy(0, 0), *,
-                 login: bool = False, open_page: bool = False) -> None:
+                 login: bool = False, open_page: bool = False,
+                 protocols: Iterable[Any] = ()) -> None:
         self.keys = keys
+        # From each protocol (``open_routes``, ``key_in_body``): read, never written here.
+        self.open_routes = BASE_OPEN_ROUTES.union(*(p.open_routes for p in protocols))
+        self.key_in_body = frozenset().union(*(p.key_in_body for p in protocols))
         self.visitors = visitors
         self.login = login
         self.open_page = open_page
@@ -93,7 +84,9 @@ class AccessControl:
         self._chars: dict[tuple[str, str], int] = {}
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> AccessControl:
+    def from_settings(cls, settings: Settings, protocols: Iterable[Any] = ()) -> AccessControl:
+        """The policy the flags describe; ``protocols``: the app's protocols (their open and
+        body-key routes), for :meth:`route_kind`."""
         default = KeyPolicy(settings.rate_limit_rpm, settings.rate_limit_chars_per_day)
         keys: dict[str, KeyPolicy] = {}
         for key in (settings.api_keys or "").split(","):
@@ -102,7 +95,17 @@ class AccessControl:
         if settings.api_keys_file:
             keys.update(_read_key_file(Path(settings.api_keys_file), default))
         return cls(keys, KeyPolicy(settings.visitor_rpm, settings.visitor_chars_per_day),
-                   login=ui_auth(settings) is not None, open_page=settings.open_page)
+                   login=ui_auth(settings) is not None, open_page=settings.open_page,
+                   protocols=protocols)
+
+    def route_kind(self, path: str, is_api: bool) -> RouteKind:
+        """The kind of ``path`` (without the root path); ``is_api``: one of the JSON app's own
+        routes matches it (everything else belongs to the page mounted at ``/``)."""
+        if path in self.open_routes:
+            return "open"
+        if path in self.key_in_body:
+            return "body_key"
+        return "api" if is_api else "page"
 
     @property
     def enabled(self) -> bool:

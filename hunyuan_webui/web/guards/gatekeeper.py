@@ -49,7 +49,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Match, Mount
 
 from hunyuan_webui.errors import AuthError, TranslatorError
-from hunyuan_webui.web.guards.access import PAGE_CLOSED, AccessControl, Caller, key_in, route_kind
+from hunyuan_webui.web.guards.access import PAGE_CLOSED, AccessControl, Caller, key_in
 from hunyuan_webui.web.guards.security import UPLOAD_ROUTE, json_error, route_path
 from hunyuan_webui.web.guards.visitor_files import (
     NOT_UPLOADED,
@@ -104,7 +104,7 @@ class Gatekeeper:
         if self.files.sweep_due():
             await anyio.to_thread.run_sync(self.files.sweep)
         path = route_path(scope)
-        kind = route_kind(path, self._is_api(scope))
+        kind = self.access.route_kind(path, self._is_api(scope))
         headers = Headers(scope=scope)
         try:
             caller = self._authorize(kind, headers)

@@ -33,6 +33,7 @@ from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items, markup
 from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
+from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
 MAX_TEXTS = 50  # DeepL's own limit on text parameters per request
@@ -310,3 +311,8 @@ def _sources(translator: Translator, texts: list[str], source: str) -> list[str]
             code = together
         out.append(code or languages.AUTO)
     return out
+
+
+PROTOCOL = Protocol("deepl", lambda edge: create_router(edge.translator),
+                    key_in_body=frozenset({"/v2/translate", "/v2/usage", "/v2/languages"}),
+                    error_prefixes=("/v2/",), error_shape=error_shape)  # DeepL's older auth_key

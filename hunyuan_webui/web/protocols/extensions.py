@@ -34,6 +34,7 @@ from hunyuan_webui.service import Translator
 from hunyuan_webui.service.items import ItemsResult, item_sources, translate_items
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols import deepl
+from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.protocols.schemas import MAX_LIST_ITEMS
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
@@ -199,3 +200,7 @@ def _hcfy_name(code: str) -> str:
         return HCFY_NAMES.get(code) or languages.get(code).chinese
     except UnknownLanguageError:
         return code
+
+
+PROTOCOL = Protocol("extensions", lambda edge: create_router(edge.translator),
+                    key_in_body=frozenset({"/imme", "/kiss", "/deeplx", "/hcfy"}))  # ?token=

@@ -13,6 +13,7 @@ from hunyuan_webui import languages
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
+from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.protocols.schemas import (
     LT_DETECT_FIELDS,
     LT_TRANSLATE_FIELDS,
@@ -97,3 +98,8 @@ async def _lt_params(request: Request) -> dict[str, Any]:
         for key, values in form.items():
             data[key] = values if key == "q" and len(values) > 1 else values[0]
     return data
+
+
+PROTOCOL = Protocol("libretranslate", lambda edge: create_router(edge.translator, edge.access),
+                    open_routes=frozenset({"/languages"}),
+                    key_in_body=frozenset({"/translate", "/detect"}))  # LibreTranslate's api_key

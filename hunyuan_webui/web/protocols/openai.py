@@ -50,6 +50,7 @@ from hunyuan_webui.web.protocols.openai_messages import (
     tool_request_for,
     translation_for,
 )
+from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.responses import ShapedErrorRoute
 
 
@@ -381,3 +382,7 @@ def _stream_error(exc: TranslatorError) -> str:
     """After the headers, an error is one more event (the openai client raises it)."""
     return _data(_error_body(exc.http_status, exc.user_message, exc.code))
 
+
+PROTOCOL = Protocol("openai", lambda edge: create_router(edge.translator),
+                    error_prefixes=("/v1/chat/", "/v1/models", "/v1/completions"),
+                    error_shape=error_shape)

@@ -15,6 +15,7 @@ from hunyuan_webui.service import Translator
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
+from hunyuan_webui.web.protocols.protocol import Protocol
 
 log = logging.getLogger("hunyuan_webui.web.api")
 
@@ -72,3 +73,7 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
                 "decoding": asdict(spec.decoding), "demo": spec.demo}
 
     return router
+
+
+PROTOCOL = Protocol("ops", lambda edge: create_router(edge.translator, edge.metrics, edge.redact),
+                    open_routes=frozenset({"/health", "/ready", "/metrics"}))

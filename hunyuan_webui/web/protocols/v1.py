@@ -26,6 +26,7 @@ from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
+from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.protocols.schemas import MAX_LIST_ITEMS, DetectBody, TranslateBody
 from hunyuan_webui.web.responses import sse_event
 
@@ -151,3 +152,8 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
         out[key] = sum(u.get(key) or 0 for u in usages)
     out["latency_s"] = max((u.get("latency_s") or 0) for u in usages)
     return out
+
+
+PROTOCOL = Protocol("v1", lambda edge: create_router(edge.translator, edge.metrics, edge.access,
+                                                     edge.redact),
+                    open_routes=frozenset({"/v1/languages"}))
