@@ -71,3 +71,17 @@ def test_the_package_has_no_cycle_and_no_long_unit():
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "check_structure.py")],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout
+
+
+def test_the_readme_draws_the_layers_the_checker_enforces():
+    """The README's architecture table is the checker's LAYERS, top first, unit for unit."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- layers:start -->")[1].split("<!-- layers:end -->")[0]
+    rows = [line.split("|")[1:3] for line in table.strip().splitlines()[2:]]
+    drawn = [(name.strip(), frozenset(u.strip(" `") for u in units.split(",")))
+             for name, units in rows]
+    assert drawn == list(reversed(check_structure.LAYERS))
+    for _, units in drawn:
+        for unit in units:
+            assert (ROOT / "hunyuan_webui" / unit).is_dir() or \
+                (ROOT / "hunyuan_webui" / f"{unit}.py").is_file(), unit
