@@ -147,9 +147,10 @@ CONTENT_TYPES = ["application/json", "APPLICATION/JSON; charset=UTF-8", "applica
                  "text/json", "application/x-www-form-urlencoded", "multipart/form-data",
                  "multipart/form-data; boundary=xyz", "text/plain", "application/octet-stream",
                  "application/json; charset=utf-16", "", "*/*", "application/x-www-"]
-# Paths a FileData may name. Small files only: a FileData naming /dev/zero under a content type
-# the Gatekeeper does not read is issue 20's finding 1, tested where it is fixed.
-FILE_PATHS = ["/etc/hostname", "/etc/passwd", "/no/such/file", "../../etc/hostname", "", "."]
+# Paths a FileData may name, /dev/zero (issue 20's finding 1: Gradio would copy it forever) among
+# them: every page body Gradio would parse is read by the Gatekeeper, whatever its content type.
+FILE_PATHS = ["/etc/hostname", "/etc/passwd", "/no/such/file", "../../etc/hostname", "", ".",
+              "/dev/zero", "/dev/urandom"]
 OTHER_CLIENT_BOUND_S = 2.0  # the /health of a client beside the fuzzing, every 50 ms
 ANSWER_BOUND_S = 30.0  # any fuzzed answer (valid input may reach the model)
 PAGE_EXAMPLES = 150
