@@ -19,13 +19,14 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.documents import DocumentJobs
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.page import fonts
-from hunyuan_webui.web.protocols import deepl, extensions, libretranslate, ops, v1
+from hunyuan_webui.web.protocols import deepl, documents, extensions, libretranslate, ops, v1
 from hunyuan_webui.web.protocols import openai as openai_routes
 from hunyuan_webui.web.protocols.schemas import ErrorBody
 from hunyuan_webui.web.responses import install_error_handlers, refuse_other_methods
@@ -57,12 +58,14 @@ def create_api(translator: Translator, settings: Settings, *,
     app.state.metrics = metrics
     app.state.access = access
     app.state.redact = redact
+    app.state.documents = docs = DocumentJobs(translator, ttl=settings.files_ttl)
     for guard, options in guards:
         app.add_middleware(guard, **options)
     # Always present, so that Gradio's own CORS middleware (which would echo localhost origins,
     # and any origin when the Host is not localhost) stands aside: no origins, no CORS headers.
     origins = [o.strip() for o in (settings.cors_origins or "").split(",") if o.strip()]
-    app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+    app.add_middleware(CORSMiddleware, allow_origins=origins,
+                       allow_methods=["GET", "POST", "DELETE"],
                        allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD)
@@ -75,6 +78,8 @@ def create_api(translator: Translator, settings: Settings, *,
     app.include_router(openai_routes.create_router(translator))
     app.include_router(deepl.create_router(translator))
     app.include_router(extensions.create_router(translator))
+    app.include_router(documents.create_router(translator, docs))
+    app.include_router(documents.create_deepl_router(translator, docs))
     app.include_router(fonts.create_router(fonts.installed()))
     # Refusals at the Gatekeeper, in the shape each protocol's clients read.
     app.state.error_shapes = [(("/v1/chat/", "/v1/models"), openai_routes.error_shape),

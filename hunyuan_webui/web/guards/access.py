@@ -42,7 +42,9 @@ OPEN_ROUTES = frozenset({"/health", "/ready", "/metrics", "/v1/languages", "/lan
 # DeepL's older auth_key, the extensions' token parameter): the route checks it; the Gatekeeper
 # counts only a key sent in a header.
 BODY_KEY_ROUTES = frozenset({"/translate", "/detect", "/v2/translate", "/v2/usage",
-                             "/v2/languages", "/imme", "/kiss", "/deeplx", "/hcfy"})
+                             "/v2/languages", "/imme", "/kiss", "/deeplx", "/hcfy",
+                             "/v2/document"})
+BODY_KEY_PREFIXES = ("/v2/document/",)  # DeepL's document status and result
 KEY_REQUIRED = "An API key is required: send 'Authorization: Bearer <key>'."
 PAGE_CLOSED = ("This translator's page needs an API key (send 'Authorization: Bearer <key>'). "
                "Its operator can open the page with --open-page or put it behind --auth.")
@@ -69,7 +71,7 @@ def route_kind(path: str, is_api: bool) -> RouteKind:
     matches it (everything else belongs to the page mounted at ``/``)."""
     if path in OPEN_ROUTES:
         return "open"
-    if path in BODY_KEY_ROUTES:
+    if path in BODY_KEY_ROUTES or (is_api and path.startswith(BODY_KEY_PREFIXES)):
         return "body_key"
     return "api" if is_api else "page"
 
