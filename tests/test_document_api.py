@@ -92,6 +92,17 @@ def test_deepl_translate_document_from_filepath(client, tmp_path):
     assert docx_text(target.read_bytes()) == ["Thank you."]
 
 
+def test_deepl_html_document_keeps_its_nested_tags(client, tmp_path):
+    source, target = tmp_path / "notice.html", tmp_path / "notice.en.html"
+    source.write_text('<html><body><div class="a"><p><b>谢谢。</b></p><ul><li><i>早上好。</i>'
+                      '</li></ul></div><p translate="no">谢谢。</p></body></html>',
+                      encoding="utf-8")
+    assert client.translate_document_from_filepath(source, target, target_lang="EN-US").done
+    assert target.read_text(encoding="utf-8") == (
+        '<html><body><div class="a"><p><b>Thank you.</b></p><ul><li><i>Good morning.</i>'
+        '</li></ul></div><p translate="no">谢谢。</p></body></html>')
+
+
 def test_deepl_document_needs_its_key_and_its_owner(client, app):
     handle = client.translate_document_upload(make_docx(PHRASE), target_lang="EN-US",
                                               filename="a.docx")

@@ -48,7 +48,7 @@ def run(name: str, data: bytes, fn=None, **kw) -> tuple[FileResult, Fake]:
 
 
 def test_supported_set() -> None:
-    assert {".txt", ".md", ".srt", ".docx", ".csv"} == SUPPORTED
+    assert {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm"} == SUPPORTED
 
 
 @pytest.mark.parametrize(
@@ -608,3 +608,37 @@ def test_docx_footnotes_translated() -> None:
     assert fake.calls[0][-1] == "A footnote."
     out = zipfile.ZipFile(io.BytesIO(res.data)).read("word/footnotes.xml").decode()
     assert '<w:t xml:space="preserve">A FOOTNOTE.</w:t>' in out
+
+
+# --- .html ---------------------------------------------------------------------------------------
+
+HTML_PAGE = (
+    '<!DOCTYPE html>\n<html lang="zh"><head><title>通知</title>\n'
+    '<style>p { color: red; }</style><script>var s = "<b>不翻译</b>";</script></head>\n'
+    '<body class="x"><!-- 注释 --><h1 id="t">欢迎</h1>\n'
+    '<div><p>明天 <b>上课</b> &amp; 考试。<br/>带<a href="/x?a=1&amp;b=2">课本</a>。</p>\n'
+    '<p translate="no">校长 <i>签名</i></p><ul><li>一</li><li>&#20108;</li></ul></div>\n'
+    '</body></html>\n'
+)
+
+
+def test_html_text_between_tags_translated_and_every_tag_kept() -> None:
+    res, fake = run("notice.html", HTML_PAGE.encode())
+    assert res.filename == "notice.en.html"
+    assert fake.sent == ["通知", "欢迎", "明天", "上课", "& 考试。", "带", "课本", "一", "二"]
+    assert res.data.decode() == (
+        '<!DOCTYPE html>\n<html lang="zh"><head><title>[[通知]]</title>\n'
+        '<style>p { color: red; }</style><script>var s = "<b>不翻译</b>";</script></head>\n'
+        '<body class="x"><!-- 注释 --><h1 id="t">[[欢迎]]</h1>\n'
+        '<div><p>[[明天]] <b>[[上课]]</b> [[&amp; 考试。]]<br/>[[带]]<a href="/x?a=1&amp;b=2">'
+        '[[课本]]</a>。</p>\n'
+        '<p translate="no">校长 <i>签名</i></p><ul><li>[[一]]</li><li>[[二]]</li></ul></div>\n'
+        '</body></html>\n'
+    )
+
+
+def test_html_escapes_what_the_translation_brings_and_refuses_binary() -> None:
+    res, _ = run("a.htm", b"<p>x</p>", Fake(lambda s: "a < b & c"))
+    assert res.data == b"<p>a &lt; b &amp; c</p>"
+    with pytest.raises(InputError, match="PDF"):
+        run("a.html", b"%PDF-1.4 ...")

@@ -30,6 +30,10 @@ Formats:
   italic word keeps exactly its formatting (at the cost of being translated on its own). Images,
   tabs, breaks, fields, bookmarks and comments anchors stay where they are. Comments and
   SmartArt/chart text are not translated.
+- ``.html``: the standard library's HTML parser finds the text between tags; only those ranges
+  are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
+  byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
+  (:mod:`hunyuan_webui.files.html`).
 - ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
@@ -56,6 +60,7 @@ from hunyuan_webui.files.common import (
     size,
     txt_file,
 )
+from hunyuan_webui.files.html import html_file
 from hunyuan_webui.files.markdown import markdown_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
@@ -109,6 +114,8 @@ def translate_file(
         finish = srt_file(decode(data, ext), batch)
     elif ext == ".md":
         finish = markdown_file(decode(data, ext), batch)
+    elif ext in (".html", ".htm"):
+        finish = html_file(decode(data, ext), batch)
     else:
         finish = txt_file(decode(data, ext), batch)
     rendered = batch.run(translate)
