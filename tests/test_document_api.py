@@ -157,6 +157,29 @@ def test_v1_documents_upload_status_result(http):
         "Thank you.\nGood morning."
 
 
+def test_v1_documents_pptx_and_xlsx_come_back_translated(http):
+    import openpyxl
+    import pptx
+
+    deck = pptx.Presentation()
+    deck.slides.add_slide(deck.slide_layouts[5]).shapes.title.text = PHRASE
+    book = openpyxl.Workbook()
+    book.active["A1"], book.active["B1"] = "早上好。", 7
+    for name, thing in (("slides.pptx", deck), ("marks.xlsx", book)):
+        buffer = io.BytesIO()
+        thing.save(buffer)
+        sent = http.post("/v1/documents", data={"target_lang": "en"},
+                         files={"file": (name, buffer.getvalue())})
+        assert wait_done(http, sent.json()["id"])["status"] == DONE
+        result = http.get(f"/v1/documents/{sent.json()['id']}/result").content
+        if name.endswith(".pptx"):
+            title = pptx.Presentation(io.BytesIO(result)).slides[0].shapes.title.text
+            assert title == ANSWER
+        else:
+            sheet = openpyxl.load_workbook(io.BytesIO(result)).active
+            assert (sheet["A1"].value, sheet["B1"].value) == ("Good morning.", 7)
+
+
 def test_v1_documents_belong_to_their_key_and_cancel_forgets_them(http, app):
     sent = http.post("/v1/documents", data={"target_lang": "en"},
                      files={"file": ("a.docx", make_docx(PHRASE))})

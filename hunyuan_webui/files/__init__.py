@@ -34,6 +34,9 @@ Formats:
   are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
   byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
   (:mod:`hunyuan_webui.files.html`).
+- ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
+  as for ``.docx``; every other member of the package copied byte for byte
+  (:mod:`hunyuan_webui.files.office`).
 - ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
@@ -62,6 +65,7 @@ from hunyuan_webui.files.common import (
 )
 from hunyuan_webui.files.html import html_file
 from hunyuan_webui.files.markdown import markdown_file
+from hunyuan_webui.files.office import pptx_file, xlsx_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
@@ -108,6 +112,10 @@ def translate_file(
     batch = Batch(lang, sentence_gap=languages.sentence_gap(target))
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
+    elif ext == ".pptx":
+        finish = pptx_file(data, batch, max_bytes)
+    elif ext == ".xlsx":
+        finish = xlsx_file(data, batch, max_bytes)
     elif ext == ".csv":
         finish = csv_file(decode(data, ext), batch, csv_columns)
     elif ext == ".srt":

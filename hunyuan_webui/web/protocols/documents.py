@@ -193,7 +193,7 @@ def create_router(translator: Translator, documents: DocumentJobs) -> APIRouter:
 
     @router.post("/v1/documents", status_code=202, openapi_extra=_UPLOAD_DOC)
     async def upload_document(request: Request, who: CallerDep) -> JSONResponse:
-        """Upload a file (``.txt .md .srt .docx .csv .html``) to translate in the background; poll
+        """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
         ``GET /v1/documents/{id}``, then fetch ``/result``."""
         fields, upload = await upload_form(request)
         filename, data = _uploaded(upload)
