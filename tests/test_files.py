@@ -48,7 +48,8 @@ def run(name: str, data: bytes, fn=None, **kw) -> tuple[FileResult, Fake]:
 
 
 def test_supported_set() -> None:
-    assert {".txt", ".md", ".srt", ".docx", ".csv"} == SUPPORTED
+    assert {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx",
+            ".xlsx"} == SUPPORTED
 
 
 @pytest.mark.parametrize(
@@ -608,3 +609,127 @@ def test_docx_footnotes_translated() -> None:
     assert fake.calls[0][-1] == "A footnote."
     out = zipfile.ZipFile(io.BytesIO(res.data)).read("word/footnotes.xml").decode()
     assert '<w:t xml:space="preserve">A FOOTNOTE.</w:t>' in out
+
+
+# --- .html ---------------------------------------------------------------------------------------
+
+HTML_PAGE = (
+    '<!DOCTYPE html>\n<html lang="zh"><head><title>通知</title>\n'
+    '<style>p { color: red; }</style><script>var s = "<b>不翻译</b>";</script></head>\n'
+    '<body class="x"><!-- 注释 --><h1 id="t">欢迎</h1>\n'
+    '<div><p>明天 <b>上课</b> &amp; 考试。<br/>带<a href="/x?a=1&amp;b=2">课本</a>。</p>\n'
+    '<p translate="no">校长 <i>签名</i></p><ul><li>一</li><li>&#20108;</li></ul></div>\n'
+    '</body></html>\n'
+)
+
+
+def test_html_text_between_tags_translated_and_every_tag_kept() -> None:
+    res, fake = run("notice.html", HTML_PAGE.encode())
+    assert res.filename == "notice.en.html"
+    assert fake.sent == ["通知", "欢迎", "明天", "上课", "& 考试。", "带", "课本", "一", "二"]
+    assert res.data.decode() == (
+        '<!DOCTYPE html>\n<html lang="zh"><head><title>[[通知]]</title>\n'
+        '<style>p { color: red; }</style><script>var s = "<b>不翻译</b>";</script></head>\n'
+        '<body class="x"><!-- 注释 --><h1 id="t">[[欢迎]]</h1>\n'
+        '<div><p>[[明天]] <b>[[上课]]</b> [[&amp; 考试。]]<br/>[[带]]<a href="/x?a=1&amp;b=2">'
+        '[[课本]]</a>。</p>\n'
+        '<p translate="no">校长 <i>签名</i></p><ul><li>[[一]]</li><li>[[二]]</li></ul></div>\n'
+        '</body></html>\n'
+    )
+
+
+def test_html_escapes_what_the_translation_brings_and_refuses_binary() -> None:
+    res, _ = run("a.htm", b"<p>x</p>", Fake(lambda s: "a < b & c"))
+    assert res.data == b"<p>a &lt; b &amp; c</p>"
+    with pytest.raises(InputError, match="PDF"):
+        run("a.html", b"%PDF-1.4 ...")
+
+
+# --- .pptx and .xlsx (built and read back with python-pptx and openpyxl) -------------------------
+
+
+def make_pptx() -> bytes:
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Welcome"
+    body = slide.placeholders[1].text_frame
+    body.text = "First point"
+    para = body.add_paragraph()
+    plain, bold, tail = para.add_run(), para.add_run(), para.add_run()
+    plain.text, bold.text, tail.text = "A ", "bold", " word"
+    bold.font.bold = True
+    table = slide.shapes.add_table(2, 2, Inches(1), Inches(5), Inches(4), Inches(1)).table
+    table.cell(0, 0).text, table.cell(1, 1).text = "Cell one", "Cell two"
+    slide.notes_slide.notes_text_frame.text = "Speaker note"
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
+def test_pptx_slides_tables_and_notes_translated_formatting_kept() -> None:
+    import pptx
+
+    data = make_pptx()
+    res, fake = run("lesson.pptx", data, Fake(str.upper))
+    assert res.filename == "lesson.en.pptx"
+    assert set(fake.sent) == {"Welcome", "First point", "A", "bold", "word", "Cell one",
+                              "Cell two", "Speaker note"}
+    slide = pptx.Presentation(io.BytesIO(res.data)).slides[0]
+    assert slide.shapes.title.text == "WELCOME"
+    paragraphs = slide.placeholders[1].text_frame.paragraphs
+    assert paragraphs[0].text == "FIRST POINT"
+    assert [(r.text, r.font.bold) for r in paragraphs[1].runs] == [
+        ("A ", None), ("BOLD", True), (" WORD", None)]
+    table = next(s for s in slide.shapes if s.has_table).table
+    assert (table.cell(0, 0).text, table.cell(1, 1).text) == ("CELL ONE", "CELL TWO")
+    assert slide.notes_slide.notes_text_frame.text == "SPEAKER NOTE"
+    with zipfile.ZipFile(io.BytesIO(data)) as before, \
+            zipfile.ZipFile(io.BytesIO(res.data)) as after:
+        assert before.namelist() == after.namelist()
+        untouched = [n for n in before.namelist() if "slides/" not in n and "notesSlide" not in n]
+        assert all(before.read(n) == after.read(n) for n in untouched)
+
+
+def make_xlsx() -> bytes:
+    import openpyxl
+    from openpyxl.cell.rich_text import CellRichText, TextBlock
+    from openpyxl.cell.text import InlineFont
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Marks"
+    sheet["A1"], sheet["B1"], sheet["C1"] = "Name", "Score", 42
+    sheet["A2"] = "Good work"
+    sheet["B2"] = "=SUM(C1:C1)"
+    sheet["A3"] = CellRichText("Very ", TextBlock(InlineFont(b=True), "good"))
+    sheet["A4"] = "Good work"
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def test_xlsx_cell_text_translated_numbers_and_formulas_kept() -> None:
+    import openpyxl
+
+    res, fake = run("marks.xlsx", make_xlsx(), Fake(str.upper))
+    assert res.filename == "marks.en.xlsx"
+    assert sorted(fake.sent) == ["Good work", "Name", "Score", "Very", "good"]
+    book = openpyxl.load_workbook(io.BytesIO(res.data), rich_text=True)
+    sheet = book["Marks"]
+    assert [sheet["A1"].value, sheet["B1"].value, sheet["C1"].value] == ["NAME", "SCORE", 42]
+    assert (sheet["A2"].value, sheet["B2"].value, sheet["A4"].value) == (
+        "GOOD WORK", "=SUM(C1:C1)", "GOOD WORK")
+    rich = sheet["A3"].value
+    assert str(rich) == "VERY GOOD" and rich[1].font.b
+
+
+def test_office_packages_that_are_not_what_they_say_are_refused() -> None:
+    with pytest.raises(InputError, match="old PowerPoint"):
+        run("a.pptx", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 64)
+    with pytest.raises(InputError, match="not an Excel file"):
+        run("a.xlsx", make_pptx())
+    with pytest.raises(InputError, match="damaged"):
+        run("a.pptx", b"PK\x03\x04 broken")

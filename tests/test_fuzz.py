@@ -48,7 +48,11 @@ OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/la
               ("GET", "/v1/models/{model}"), ("POST", "/v2/translate"), ("GET", "/v2/languages"),
               ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage"),
               ("GET", "/v1/model"), ("POST", "/v1/completions"), ("POST", "/imme"),
-              ("POST", "/kiss"), ("POST", "/deeplx"), ("POST", "/hcfy")]
+              ("POST", "/kiss"), ("POST", "/deeplx"), ("POST", "/hcfy"),
+              ("POST", "/v2/document"), ("POST", "/v2/document/{document_id}"),
+              ("POST", "/v2/document/{document_id}/result"), ("POST", "/v1/documents"),
+              ("GET", "/v1/documents/{document_id}"), ("GET", "/v1/documents/{document_id}/result"),
+              ("DELETE", "/v1/documents/{document_id}")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
 OPTION_NAMES = {f.name for f in dataclasses.fields(DecodingOptions)}
@@ -141,7 +145,8 @@ PAGE_ROUTES = [("POST", "/gradio_api/call/translate"), ("POST", "/gradio_api/cal
                ("GET", "/gradio_api/queue/data"), ("POST", "/gradio_api/cancel"),
                ("POST", "/translate"), ("POST", "/detect"), ("POST", "/v2/translate"),
                ("GET", "/v2/languages"), ("POST", "/v2/usage"), ("POST", "/v1/chat/completions"),
-               ("POST", "/v1/translate"), ("POST", "/v1/detect")]
+               ("POST", "/v1/translate"), ("POST", "/v1/detect"), ("POST", "/v2/document"),
+               ("POST", "/v1/documents"), ("POST", "/v2/document/x")]
 CONTENT_TYPES = ["application/json", "APPLICATION/JSON; charset=UTF-8", "application/json; x=y",
                  "application/x-www-form-urlencoded+json", "application/vnd.api+json",
                  "text/json", "application/x-www-form-urlencoded", "multipart/form-data",

@@ -30,6 +30,13 @@ Formats:
   italic word keeps exactly its formatting (at the cost of being translated on its own). Images,
   tabs, breaks, fields, bookmarks and comments anchors stay where they are. Comments and
   SmartArt/chart text are not translated.
+- ``.html``: the standard library's HTML parser finds the text between tags; only those ranges
+  are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
+  byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
+  (:mod:`hunyuan_webui.files.html`).
+- ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
+  as for ``.docx``; every other member of the package copied byte for byte
+  (:mod:`hunyuan_webui.files.office`).
 - ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
@@ -56,7 +63,9 @@ from hunyuan_webui.files.common import (
     size,
     txt_file,
 )
+from hunyuan_webui.files.html import html_file
 from hunyuan_webui.files.markdown import markdown_file
+from hunyuan_webui.files.office import pptx_file, xlsx_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
@@ -103,12 +112,18 @@ def translate_file(
     batch = Batch(lang, sentence_gap=languages.sentence_gap(target))
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
+    elif ext == ".pptx":
+        finish = pptx_file(data, batch, max_bytes)
+    elif ext == ".xlsx":
+        finish = xlsx_file(data, batch, max_bytes)
     elif ext == ".csv":
         finish = csv_file(decode(data, ext), batch, csv_columns)
     elif ext == ".srt":
         finish = srt_file(decode(data, ext), batch)
     elif ext == ".md":
         finish = markdown_file(decode(data, ext), batch)
+    elif ext in (".html", ".htm"):
+        finish = html_file(decode(data, ext), batch)
     else:
         finish = txt_file(decode(data, ext), batch)
     rendered = batch.run(translate)

@@ -11,7 +11,7 @@ from hunyuan_webui.errors import EngineError, InputError
 from hunyuan_webui.segment import DEFAULT_MAX_SEGMENT_CHARS, Document, split_document
 
 TranslateFn = Callable[[list[str]], list[str]]
-SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv"}
+SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx", ".xlsx"}
 # One line with its ending (any of \r\n, \r, \n), or a last line without one.
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 

@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.documents import DocumentJobs
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
@@ -57,19 +58,21 @@ def create_api(translator: Translator, settings: Settings, *,
     app.state.metrics = metrics
     app.state.access = access
     app.state.redact = redact
+    app.state.documents = docs = DocumentJobs(translator, ttl=settings.files_ttl)
     for guard, options in guards:
         app.add_middleware(guard, **options)
     # Always present, so that Gradio's own CORS middleware (which would echo localhost origins,
     # and any origin when the Host is not localhost) stands aside: no origins, no CORS headers.
     origins = [o.strip() for o in (settings.cors_origins or "").split(",") if o.strip()]
-    app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+    app.add_middleware(CORSMiddleware, allow_origins=origins,
+                       allow_methods=["GET", "POST", "DELETE"],
                        allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     install_error_handlers(app)
 
-    edge = Edge(translator, metrics, access, redact)
+    edge = Edge(translator, metrics, access, redact, docs)
     for protocol in PROTOCOLS:
         app.include_router(protocol.routes(edge))
     app.include_router(fonts.create_router(fonts.installed()))

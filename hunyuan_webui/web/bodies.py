@@ -19,8 +19,9 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.exceptions import RequestValidationError
+from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.formparsers import MultiPartException
+from starlette.formparsers import MultiPartException, MultiPartParser
 
 from hunyuan_webui.errors import InputError
 
@@ -59,6 +60,39 @@ async def form_items(request: Request) -> list[tuple[str, Any]]:
             return list(form.multi_items())
     except (HTTPException, MultiPartException, ValueError, RecursionError):
         raise InputError(MALFORMED_FORM) from None
+
+
+class _InMemoryParser(MultiPartParser):
+    """Starlette's multipart parser with the file kept in memory: an upload never spills into
+    the system's temporary folder (the body limit bounds it first)."""
+
+    spool_max_size = 1 << 62
+
+
+async def upload_form(request: Request, file_field: str = "file",
+                      ) -> tuple[dict[str, str], tuple[str, bytes] | None]:
+    """A multipart upload read in memory: its text fields (the first of each name) and its one
+    file as ``(filename, bytes)`` (None when there is none), or :class:`InputError`."""
+    if not request.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        raise InputError("Send the document as multipart/form-data, in a field named "
+                         f"'{file_field}'.")
+    parser = _InMemoryParser(request.headers, request.stream(), max_files=1, max_fields=50)
+    try:
+        form = await parser.parse()
+    except (HTTPException, MultiPartException, ValueError, RecursionError):
+        raise InputError(MALFORMED_FORM) from None
+    fields: dict[str, str] = {}
+    upload: tuple[str, bytes] | None = None
+    try:
+        for key, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                if key == file_field and upload is None:
+                    upload = (value.filename or "", await value.read())
+            else:
+                fields.setdefault(key, value)
+    finally:
+        await form.close()
+    return fields, upload
 
 
 def is_json(content_type: str) -> bool:

@@ -2,7 +2,7 @@
 
 The ways in are the JSON API (``/v1/*``), the LibreTranslate routes, the page and its own
 endpoints (``/gradio_api/*``, which gradio_client calls too), and whatever is added later.
-:func:`route_kind` sorts a path into one of four kinds and :class:`AccessControl` says what each
+:meth:`AccessControl.route_kind` sorts a path into one of four kinds and :class:`AccessControl` says what each
 kind needs; :class:`hunyuan_webui.web.guards.gatekeeper.Gatekeeper` applies it to every request in one place.
 
 - **open** routes (health, readiness, metrics, the language lists, the API docs) need nothing.
@@ -76,6 +76,7 @@ class AccessControl:
         # From each protocol (``open_routes``, ``key_in_body``): read, never written here.
         self.open_routes = BASE_OPEN_ROUTES.union(*(p.open_routes for p in protocols))
         self.key_in_body = frozenset().union(*(p.key_in_body for p in protocols))
+        self.key_in_body_prefixes = tuple(x for p in protocols for x in p.key_in_body_prefixes)
         self.visitors = visitors
         self.login = login
         self.open_page = open_page
@@ -103,7 +104,7 @@ class AccessControl:
         routes matches it (everything else belongs to the page mounted at ``/``)."""
         if path in self.open_routes:
             return "open"
-        if path in self.key_in_body:
+        if path in self.key_in_body or (is_api and path.startswith(self.key_in_body_prefixes)):
             return "body_key"
         return "api" if is_api else "page"
 

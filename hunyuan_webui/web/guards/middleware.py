@@ -22,6 +22,8 @@ log = logging.getLogger("hunyuan_webui.web.api")
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
+# The protocols' document uploads take a file too (read in memory, bounded like the page's).
+DOCUMENT_UPLOADS = frozenset({"/v2/document", "/v1/documents"})
 QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",
                 "/gradio_api/api/")
 
@@ -114,11 +116,12 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        upload = route_path(scope) == UPLOAD_ROUTE
-        limit = self.upload_bytes if upload else self.max_bytes
+        path = route_path(scope)
+        upload = path == UPLOAD_ROUTE
+        limit = self.upload_bytes if upload or path in DOCUMENT_UPLOADS else self.max_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await self._reject(scope, receive, send, upload)
+            await self._reject(scope, receive, send, limit == self.upload_bytes)
             return
         if upload and declared is None and scope.get("method") == "POST":
             # Browsers and gradio_client declare an upload's size; one that does not could only
@@ -153,7 +156,7 @@ class BodyLimit:
             if not too_large:
                 raise
         if too_large and not started:
-            await self._reject(scope, receive, send, upload)
+            await self._reject(scope, receive, send, limit == self.upload_bytes)
 
     async def _reject(self, scope: dict, receive: Callable, send: Callable, upload: bool) -> None:
         if upload:

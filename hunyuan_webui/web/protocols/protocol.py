@@ -19,6 +19,7 @@ from fastapi import APIRouter
 
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.documents import DocumentJobs
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
@@ -34,6 +35,7 @@ class Edge:
     metrics: Metrics
     access: AccessControl
     redact: Redactor
+    documents: DocumentJobs
 
 
 @dataclass(frozen=True)
@@ -42,5 +44,6 @@ class Protocol:
     routes: Callable[[Edge], APIRouter]
     open_routes: frozenset[str] = frozenset()  # need no key, ever (health, language lists)
     key_in_body: frozenset[str] = frozenset()  # the route reads its key itself (body, query)
+    key_in_body_prefixes: tuple[str, ...] = ()  # the same, for routes with a parameter
     error_prefixes: tuple[str, ...] = ()  # paths whose refusals take ``error_shape``
     error_shape: ErrorShape | None = None

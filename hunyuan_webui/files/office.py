@@ -1,0 +1,151 @@
+""".pptx and .xlsx: the text of the package's XML translated, every other byte kept.
+
+Both are zip packages of XML parts, like .docx. Only the parts that hold the text people read
+are parsed (with lxml, which python-docx brings); every other member (images, charts, themes,
+layouts, styles, formulas, relationships) is copied as it is, in the same order, with the same
+compression. Text is translated per *formatting span*, as the .docx translator does: consecutive
+runs with identical run properties, so a paragraph in one style is translated whole while a bold
+word keeps exactly its formatting.
+
+- ``.pptx``: every ``a:p`` of the slides and the speaker notes (shapes, text boxes, tables,
+  grouped shapes); runs are ``a:r`` with ``a:rPr``; line breaks (``a:br``) and fields (the slide
+  number, the date: ``a:fld``) stay where they are and are not translated. Slide layouts and
+  masters (the template's placeholder prompts) are not translated.
+- ``.xlsx``: every shared string (``xl/sharedStrings.xml``, the text of the cells) and every
+  inline string of the sheets, plain or rich text (``r`` with ``rPr``); numbers, dates, formulas
+  and their cached results, sheet names and comments are not translated.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+from collections.abc import Iterable
+
+from hunyuan_webui.errors import InputError, InputTooLongError
+from hunyuan_webui.files.common import Batch, Finish, binary_kind, first_line
+from hunyuan_webui.segment import is_translatable
+
+_ZIP_INFLATION_LIMIT = 20  # as for .docx: refuse packages that inflate too far
+_A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+_S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
+
+
+class _Kind:
+    def __init__(self, ext: str, name: str, article: str, parts: str, para: str, run: str, rpr: str,
+                 text: str, needs: str) -> None:
+        self.ext, self.name, self.parts = ext, name, re.compile(parts)
+        self.a_name = f"{article} {name}"
+        self.para, self.run, self.rpr, self.text, self.needs = para, run, rpr, text, needs
+
+
+PPTX = _Kind(".pptx", "PowerPoint", "a", r"^ppt/(slides/slide|notesSlides/notesSlide)\d+\.xml$",
+             _A + "p", _A + "r", _A + "rPr", _A + "t", "ppt/presentation.xml")
+XLSX = _Kind(".xlsx", "Excel", "an", r"^xl/(sharedStrings|worksheets/sheet\d+)\.xml$",
+             "", _S + "r", _S + "rPr", _S + "t", "xl/workbook.xml")
+
+
+def pptx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
+    return _package_file(data, batch, max_bytes, PPTX)
+
+
+def xlsx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
+    return _package_file(data, batch, max_bytes, XLSX)
+
+
+def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Finish:
+    from lxml import etree
+
+    members = _open_package(data, max_bytes, kind)
+    trees: dict[str, object] = {}
+    spans: list[tuple[list, int]] = []
+    for info, blob in members:
+        if not kind.parts.match(info.filename):
+            continue
+        try:
+            root = etree.fromstring(blob, parser=etree.XMLParser(resolve_entities=False,
+                                                                 huge_tree=False))
+        except etree.XMLSyntaxError as exc:
+            raise InputError(f"This {kind.ext} file is damaged: {first_line(exc)}") from None
+        for nodes in _spans(root, kind):
+            text = "".join(t.text or "" for t in nodes)
+            if is_translatable(text):
+                spans.append((nodes, batch.add_text(text)))
+                trees[info.filename] = root  # rewritten; a part without text stays as it was
+
+    def finish(rendered: list[str]) -> bytes:
+        for nodes, unit in spans:
+            nodes[0].text = rendered[unit]
+            if kind is XLSX:
+                nodes[0].set(_XML_SPACE, "preserve")
+            for t in nodes[1:]:
+                t.text = ""
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w") as package:
+            for info, blob in members:
+                root = trees.get(info.filename)
+                if root is not None:
+                    blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8",
+                                          standalone=True)
+                package.writestr(info, blob)
+        return out.getvalue()
+
+    return finish
+
+
+def _open_package(data: bytes, max_bytes: int, kind: _Kind) -> list[tuple[zipfile.ZipInfo, bytes]]:
+    """Every member of the package, or a refusal that says what the file really is."""
+    if not data.startswith(b"PK\x03\x04"):
+        found = binary_kind(data)
+        if found and "old Office" in found:
+            raise InputError(f"This is an old {kind.name} file. Save it as {kind.ext} and upload "
+                             f"it again.")
+        raise InputError(f"This {kind.ext} file is {found or f'not {kind.a_name} file'}; "
+                         f"expected {kind.a_name} ({kind.ext}) file.")
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            infos = package.infolist()
+            if sum(i.file_size for i in infos) > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
+                raise InputTooLongError(f"This {kind.ext} file unpacks to too much data.")
+            if kind.needs not in {i.filename for i in infos}:
+                raise InputError(f"This {kind.ext} file is not {kind.a_name} file.")
+            return [(i, package.read(i)) for i in infos]
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        raise InputError(f"This {kind.ext} file is damaged: {first_line(exc)}") from None
+
+
+def _paragraphs(root, kind: _Kind) -> Iterable:
+    if kind is PPTX:
+        yield from root.iter(kind.para)
+    else:  # a shared string, or a cell's inline string
+        yield from root.iter(_S + "si")
+        yield from root.iter(_S + "is")
+
+
+def _spans(root, kind: _Kind) -> Iterable[list]:
+    """Groups of consecutive text nodes with the same formatting, uninterrupted."""
+    from lxml import etree
+
+    for p in _paragraphs(root, kind):
+        current: list = []
+        fmt = None
+        for child in p:
+            if child.tag == kind.text:  # a plain shared string: its one text
+                current.append(child)
+                continue
+            if child.tag != kind.run:  # a break, a field, phonetic hints: a span ends here
+                if current:
+                    yield current
+                current, fmt = [], None
+                continue
+            rpr = child.find(kind.rpr)
+            r_fmt = etree.tostring(rpr) if rpr is not None else b""
+            if current and r_fmt != fmt:
+                yield current
+                current = []
+            fmt = r_fmt
+            current.extend(t for t in child if t.tag == kind.text)
+        if current:
+            yield current
