@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from apphelpers import app_process
+from test_choice import SMALL, FakeProbe
 
-from hunyuan_webui import models
+from hunyuan_webui import choice, models
 from hunyuan_webui.app import check_hardware
 from hunyuan_webui.demo_model import demo_dir, load_phrases
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
+GGUF = "tencent/Hy-MT2-1.8B-GGUF"
 DEMO_PARAMS = 689_920  # the demo checkpoint's tensors, counted from its safetensors header
 
 
@@ -75,3 +79,109 @@ def test_a_local_checkpoint_without_a_sidecar_starts_on_a_cpu_without_device_cpu
                              "options": {"deterministic": True}})
     assert r.status_code == 200, r.text
     assert (r.json()["translation"], r.json()["model"]) == (phrase.target, "tiny-translator")
+
+
+# -- the launch choice without a GPU -----------------------------------------------------------
+def test_without_a_gpu_the_gguf_is_downloaded_in_the_quantization_that_fits():
+    # A laptop with 8 GiB free: Q4_K_M, downloaded.
+    probe = FakeProbe(ram=8.0, online={GGUF, SMALL}, llama_cpp=True)
+    picked = choice.choose(Settings(), probe)
+    assert (picked.settings.model, picked.settings.engine, picked.settings.gguf_quant) == (
+        GGUF, "llamacpp", "Q4_K_M")
+    assert picked.reason == (f"{GGUF} in Q4_K_M through llama.cpp (about 4 GiB with KV-cache "
+                             "room; 8.0 GiB of RAM free; weights to download)")
+    assert picked.banner == ""
+    # RAM to spare: Q8_0, for the instruction modes the 1.8B has.
+    picked = choice.choose(Settings(), FakeProbe(ram=24.0, online={GGUF}, llama_cpp=True))
+    assert picked.settings.gguf_quant == "Q8_0"
+    # A cached Q4_K_M is taken before a Q8_0 to download, and nothing is asked of the hub.
+    probe = FakeProbe(ram=24.0, in_cache={f"{GGUF}@Q4_K_M"}, online={GGUF}, llama_cpp=True)
+    picked = choice.choose(Settings(), probe)
+    assert (picked.settings.gguf_quant, picked.reason.endswith("weights cached)")) == (
+        "Q4_K_M", True)
+    assert probe.asked == [GGUF, GGUF]  # cached: Q8_0? Q4_K_M? (never downloadable?)
+    # A quantization asked for is kept.
+    picked = choice.choose(Settings(gguf_quant="Q6_K"),
+                           FakeProbe(ram=24.0, online={GGUF}, llama_cpp=True))
+    assert picked.settings.gguf_quant == "Q6_K"
+
+
+def test_a_cached_gguf_without_llama_cpp_python_is_named_in_the_banner():
+    """The issue: with the GGUF cached and llama-cpp-python missing, the banner said no
+    Hy-MT2-1.8B weights were cached here, and not what to install."""
+    picked = choice.choose(Settings(), FakeProbe(in_cache={f"{GGUF}@Q4_K_M"}))
+    assert picked.settings.demo
+    assert picked.banner.startswith(
+        "**Demo model.** No GPU was found. The tencent/Hy-MT2-1.8B-GGUF file (Q4_K_M) is cached "
+        "here, but llama-cpp-python, which runs it, is not installed: `bash launch.sh` installs "
+        "it (once: it compiles llama.cpp, about 5-15 minutes, and keeps the wheel in "
+        ".hymt/wheels), or `pip install llama-cpp-python`; then start the translator again.")
+    assert "no Hy-MT2-1.8B weights are cached" not in picked.banner
+
+
+def test_the_fp32_fallback_says_it_is_slow_and_what_to_install():
+    picked = choice.choose(Settings(), FakeProbe(in_cache={f"{GGUF}@Q4_K_M", SMALL}))
+    assert (picked.settings.model, picked.settings.dtype, picked.settings.engine) == (
+        SMALL, "fp32", "process")
+    assert picked.banner == (
+        "**Slow model path.** No GPU was found, and llama-cpp-python is not installed, so "
+        "tencent/Hy-MT2-1.8B runs in fp32 through PyTorch, reading all its weights for every "
+        "word it writes. Its Q4_K_M file (tencent/Hy-MT2-1.8B-GGUF) is cached here and runs "
+        "through llama.cpp from about a sixth of those bytes: to use it, install "
+        f"llama-cpp-python ({choice.LLAMA_CPP_HINT}).")
+    picked = choice.choose(Settings(), FakeProbe(online={GGUF, SMALL}))
+    assert "file (tencent/Hy-MT2-1.8B-GGUF) can be downloaded" in picked.banner
+    # llama.cpp has nothing to offer (offline, nothing cached): no banner about it.
+    assert choice.choose(Settings(), FakeProbe(in_cache={SMALL})).banner == ""
+
+
+def test_the_launcher_installs_llama_cpp_python_only_when_the_launch_would_use_it():
+    wants = choice.needs_llama_cpp(Settings(), FakeProbe(ram=8.0, online={GGUF, SMALL}))
+    assert wants is not None and wants.settings.engine == "llamacpp"
+    assert wants.reason.startswith(f"{GGUF} in Q4_K_M through llama.cpp")
+    for settings, probe in [
+        (Settings(), FakeProbe(online={GGUF}, llama_cpp=True)),  # installed already
+        (Settings(), FakeProbe(gpus=[80.0], online={GGUF, SMALL, "tencent/Hy-MT2-7B"})),  # a GPU
+        (Settings(), FakeProbe()),  # no GGUF to be had
+        (Settings(model=SMALL), FakeProbe(online={GGUF})),  # a model named
+        (Settings(engine="vllm"), FakeProbe(online={GGUF})),
+        (Settings(demo=True), FakeProbe(online={GGUF})),
+    ]:
+        assert choice.needs_llama_cpp(settings, probe) is None, settings
+    # What launch.sh runs: exit 1 (nothing to install) for a named model, without any probing.
+    out = subprocess.run([sys.executable, "-m", "hunyuan_webui.choice", "--needs-llama-cpp",
+                          "--model", SMALL], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert (out.returncode, out.stdout) == (1, "")
+
+
+def test_the_launcher_script_installs_llama_cpp_python_from_its_kept_wheel():
+    script = (REPO / "launch.sh").read_text(encoding="utf-8")
+    assert 'install_llama_cpp "${args[@]+"${args[@]}"}"' in script
+    assert "-m hunyuan_webui.choice --needs-llama-cpp" in script
+    assert 'pip" wheel -q --no-deps' in script and '--find-links "$wheels"' in script
+
+
+@pytest.mark.slow
+def test_a_no_gpu_launch_with_a_cached_1_8b_gguf_runs_it_through_llama_cpp(tmp_path):
+    """``app.py`` at its defaults (``--model auto``) on a machine without a GPU, with the 1.8B's
+    GGUF in the hub cache (the 1.8B-format demo model written as one, standing in for it) and
+    llama-cpp-python installed: llama.cpp serves it, and it translates."""
+    from hunyuan_webui.engine.gguf_files import write_gguf
+
+    repo = tmp_path / "hub" / "models--tencent--Hy-MT2-1.8B-GGUF"
+    snapshot = repo / "snapshots" / "0123abcd"
+    snapshot.mkdir(parents=True)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("0123abcd")
+    write_gguf(demo_dir("1.8b"), snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf")
+    phrase = next(p for p in load_phrases() if p.source == "谢谢你的帮助。")
+    with app_process(demo=False, env={"HF_HOME": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
+                     ) as app:
+        ready = httpx.get(f"{app.url}/ready", trust_env=False, timeout=10).json()
+        r = httpx.post(f"{app.url}/v1/translate", trust_env=False, timeout=60,
+                       json={"text": phrase.source, "source_lang": phrase.source_lang,
+                             "target_lang": phrase.target_lang,
+                             "options": {"deterministic": True}})
+    assert r.status_code == 200, r.text
+    assert (r.json()["translation"], r.json()["model"]) == (phrase.target, GGUF)
+    assert "llama.cpp" in json.dumps(ready), ready

@@ -3,8 +3,9 @@
 A GGUF model is a local ``.gguf`` file, a directory holding some, or a hub repository of them
 (Tencent's ``tencent/HY-MT1.5-1.8B-GGUF``, ``tencent/Hy-MT2-7B-GGUF``...). A repository holds one
 file per quantization; :func:`pick_file` takes the one whose name ends in the quantization asked
-for (``--gguf-quant``, default ``Q4_K_M``), or the only one there is. File names differ in case
-between repositories, so they are matched case-insensitively, never hard-coded.
+for (``--gguf-quant``; its default ``auto`` takes ``Q4_K_M``, else ``Q8_0``), or the only one
+there is. File names differ in case between repositories, so they are matched
+case-insensitively, never hard-coded.
 
 :func:`write_gguf` writes a ``hunyuan-dense`` GGUF (llama.cpp's name for
 ``HunYuanDenseV1ForCausalLM``) from a checkpoint with a byte-level BPE tokenizer, with the
@@ -32,6 +33,7 @@ from hunyuan_webui.models import ModelSpec
 log = logging.getLogger(__name__)
 
 DEFAULT_QUANT = "Q4_K_M"
+AUTO_QUANTS = ("Q4_K_M", "Q8_0")  # what --gguf-quant auto takes from a repository, in order
 WRITER_VERSION = "2"  # part of the demo GGUF's cache key: a changed writer writes it again
 # Files in a GGUF repository that are not the language model.
 _NOT_MODELS = re.compile(r"mmproj|vision|draft|imatrix", re.IGNORECASE)
@@ -56,10 +58,11 @@ def pick_file(files: Iterable[str], quant: str = DEFAULT_QUANT) -> str:
                     and (_SHARD.search(f) is None or _SHARD.search(f).group(1) == "00001"))
     if not models:
         raise ModelLoadError("There is no .gguf model file there.")
-    wanted = quant.upper()
-    matches = [f for f in models if quant_of(f).upper() == wanted]
-    if matches:
-        return matches[0]
+    for wanted in AUTO_QUANTS if quant.lower() == "auto" else (quant.upper(),):
+        matches = [f for f in models if quant_of(f).upper() == wanted]
+        if matches:
+            return matches[0]
+    quant = DEFAULT_QUANT if quant.lower() == "auto" else quant
     if len(models) == 1:  # a one-file repository (the 2-bit builds): its only file
         log.info("taking %s, the only GGUF file there (asked for %s)", models[0], quant)
         return models[0]
