@@ -86,7 +86,7 @@ install_llama_cpp() {  # "$@": the app's flags
   [ "${HYMT_LLAMA_CPP:-1}" = 0 ] && return 0
   "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1 && return 0
   local why
-  why="$("$VENV/bin/python" -m hunyuan_webui.choice --needs-llama-cpp "$@" 2>/dev/null)" || return 0
+  why="$("$VENV/bin/python" -m hunyuan_webui.llama_cpp_setup --needs-llama-cpp "$@" 2>/dev/null)" || return 0
   local pin wheels="$STATE_DIR/wheels"
   pin="$(grep -E '^llama-cpp-python==' requirements-dev.txt | cut -d' ' -f1)"
   pin="${pin:-llama-cpp-python}"

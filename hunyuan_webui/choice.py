@@ -8,7 +8,7 @@ the 4-bit file (about a sixth of the fp32 bytes) is the fast choice. Its quantiz
 ``--gguf-quant auto``: Q4_K_M, or Q8_0 when the free RAM holds it with :data:`Q8_SPARE_GIB` to
 spare (the instruction modes, which the 1.8B has, lose most in 4 bits); a file already cached is
 taken before one to download. The row needs llama-cpp-python: ``bash launch.sh`` installs it when
-this row would be chosen (``python -m hunyuan_webui.choice --needs-llama-cpp``). Then the 1.8B in
+this row would be chosen (:mod:`hunyuan_webui.llama_cpp_setup`). Then the 1.8B in
 fp32 through PyTorch, with a banner that says why it is slow and what to install. When none can
 be had the bundled demo model is served, with a banner on the page and a log line that say what it
 is, that it knows only its phrase table, and the commands for a real model.
@@ -31,6 +31,7 @@ from typing import Protocol
 
 from hunyuan_webui import models
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.model_size import GGUF_BYTES_PER_PARAM
 from hunyuan_webui.settings import GGUF_ENGINES, Settings
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class Row:
     def weights_gib(self, quant: str = "Q4_K_M") -> float:
         """The weights' memory; ``quant``: a GGUF row's quantization."""
         if self.spec.prequantized == "gguf":
-            per_param = models.GGUF_BYTES_PER_PARAM.get(quant.upper(), 1.0)
+            per_param = GGUF_BYTES_PER_PARAM.get(quant.upper(), 1.0)
             return self.spec.params_b * 1e9 * per_param / 2**30
         return models.estimate_weight_gib(self.spec.params_b, self.dtype)
 
@@ -329,57 +330,6 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     return Choice(demo, reason, banner)
 
 
-class _AsIfInstalled:
-    """A probe that answers as if llama-cpp-python were installed (the rest: the real answers)."""
-
-    def __init__(self, probe: Probe) -> None:
-        self._probe = probe
-
-    def runs_gguf(self) -> bool:
-        return True
-
-    def __getattr__(self, name: str):  # noqa: ANN204 - the wrapped probe's methods
-        return getattr(self._probe, name)
-
-
-def needs_llama_cpp(settings: Settings, probe: Probe | None = None) -> Choice | None:
-    """The launch's choice when it would run a GGUF through llama.cpp and only llama-cpp-python is
-    missing for it (``bash launch.sh`` then installs it); else None."""
-    if settings.demo or settings.model != AUTO or settings.engine not in GGUF_SWITCHABLE:
-        return None
-    probe = probe or MachineProbe(settings.gguf_quant)
-    if probe.runs_gguf():
-        return None
-    picked = choose(settings, _AsIfInstalled(probe))
-    return picked if picked.settings.engine == "llamacpp" else None
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m hunyuan_webui.choice --needs-llama-cpp [app flags]``: exit 0, printing the
-    choice, when :func:`needs_llama_cpp` says the launch wants llama-cpp-python; else 1."""
-    import sys
-
-    from hunyuan_webui import settings as settings_mod
-
-    args = list(sys.argv[1:] if argv is None else argv)
-    if "--needs-llama-cpp" not in args:
-        print("usage: python -m hunyuan_webui.choice --needs-llama-cpp [app.py flags]",
-              file=sys.stderr)
-        return 2
-    args.remove("--needs-llama-cpp")
-    logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    try:
-        settings, _ = settings_mod.from_sources(args)
-        picked = needs_llama_cpp(settings)
-    except Exception as exc:  # the app itself will say what is wrong with its flags
-        log.debug("no llama.cpp check: %s", exc)
-        return 1
-    if picked is None:
-        return 1
-    print(picked.reason)
-    return 0
-
-
 def markdown_table() -> str:
     """The README's launch table, generated from the rows above so the two cannot drift."""
     rows = ["| free GPU memory | model | precision | weights | + KV room for "
@@ -401,7 +351,3 @@ def markdown_table() -> str:
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")
     rows.append("| otherwise | the bundled demo model, with a banner | fp32 | 3 MB | |")
     return "\n".join(rows)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,7 +2,8 @@
 
 There the launch runs Hy-MT2-1.8B's GGUF through llama.cpp (a quantized file read once per token
 instead of 7 GB of fp32), installs llama-cpp-python for it (``launch.sh``, asked through
-``python -m hunyuan_webui.choice --needs-llama-cpp``), and says honestly what runs when it cannot.
+``python -m hunyuan_webui.llama_cpp_setup --needs-llama-cpp``), and says honestly what runs
+when it cannot.
 A local checkpoint is sized from its own files, so a small one starts on a CPU as it is.
 """
 
@@ -23,6 +24,7 @@ from hunyuan_webui import choice, models
 from hunyuan_webui.app import check_hardware
 from hunyuan_webui.demo_model import demo_dir, load_phrases
 from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.llama_cpp_setup import needs_llama_cpp
 from hunyuan_webui.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -136,7 +138,7 @@ def test_the_fp32_fallback_says_it_is_slow_and_what_to_install():
 
 
 def test_the_launcher_installs_llama_cpp_python_only_when_the_launch_would_use_it():
-    wants = choice.needs_llama_cpp(Settings(), FakeProbe(ram=8.0, online={GGUF, SMALL}))
+    wants = needs_llama_cpp(Settings(), FakeProbe(ram=8.0, online={GGUF, SMALL}))
     assert wants is not None and wants.settings.engine == "llamacpp"
     assert wants.reason.startswith(f"{GGUF} in Q4_K_M through llama.cpp")
     for settings, probe in [
@@ -147,17 +149,18 @@ def test_the_launcher_installs_llama_cpp_python_only_when_the_launch_would_use_i
         (Settings(engine="vllm"), FakeProbe(online={GGUF})),
         (Settings(demo=True), FakeProbe(online={GGUF})),
     ]:
-        assert choice.needs_llama_cpp(settings, probe) is None, settings
+        assert needs_llama_cpp(settings, probe) is None, settings
     # What launch.sh runs: exit 1 (nothing to install) for a named model, without any probing.
-    out = subprocess.run([sys.executable, "-m", "hunyuan_webui.choice", "--needs-llama-cpp",
-                          "--model", SMALL], cwd=REPO, capture_output=True, text=True, timeout=60)
+    out = subprocess.run([sys.executable, "-m", "hunyuan_webui.llama_cpp_setup",
+                          "--needs-llama-cpp", "--model", SMALL], cwd=REPO, capture_output=True,
+                         text=True, timeout=60)
     assert (out.returncode, out.stdout) == (1, "")
 
 
 def test_the_launcher_script_installs_llama_cpp_python_from_its_kept_wheel():
     script = (REPO / "launch.sh").read_text(encoding="utf-8")
     assert 'install_llama_cpp "${args[@]+"${args[@]}"}"' in script
-    assert "-m hunyuan_webui.choice --needs-llama-cpp" in script
+    assert "-m hunyuan_webui.llama_cpp_setup --needs-llama-cpp" in script
     assert 'pip" wheel -q --no-deps' in script and '--find-links "$wheels"' in script
 
 

@@ -28,7 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from hunyuan_webui.errors import ModelLoadError
+from hunyuan_webui.model_size import quant_of
 from hunyuan_webui.models import ModelSpec
+
+__all__ = ["AUTO_QUANTS", "DEFAULT_QUANT", "ensure_demo_gguf", "is_gguf", "locate", "pick_file",
+           "quant_of", "write_gguf"]
 
 log = logging.getLogger(__name__)
 
@@ -69,13 +73,6 @@ def pick_file(files: Iterable[str], quant: str = DEFAULT_QUANT) -> str:
     found = ", ".join(sorted({quant_of(f) for f in models}))
     raise ModelLoadError(f"No {quant} file among the GGUF files there; choose one of {found} "
                          "with --gguf-quant.")
-
-
-def quant_of(filename: str) -> str:
-    """``Hy-MT2-7B-Q4_K_M.gguf`` -> ``Q4_K_M`` (the part after the model name)."""
-    stem = _SHARD.sub(".gguf", Path(filename).name)[: -len(".gguf")]
-    match = re.search(r"[-_.]((?:I?Q|F|BF|TQ)\d[\w]*|\d+(?:\.\d+)?[Bb]it)$", stem)
-    return match.group(1) if match else stem
 
 
 def locate(spec: ModelSpec, quant: str = DEFAULT_QUANT) -> Path:
