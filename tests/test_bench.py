@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import peers as bench_peers
 from benchmarks import report as bench_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,6 +81,23 @@ def test_the_llama_cpp_columns_run_at_defaults_and_count_every_token(tmp_path: P
     text = doc.read_text()
     assert "controlled" in text and "old" not in text and "| llama-cpp-server | 1 |" in text
     assert "every system at its own defaults" in text
+
+
+def test_transformers_serve_runs_at_its_own_defaults_in_the_defaults_condition() -> None:
+    """At --defaults the continuous-batching baseline was capped at 30 paged blocks for 8 clients,
+    which made it several times slower than its users see it. Now: its own paged-cache size, or
+    the memory share --cb-memory-share gives it; the cap stays in the controlled condition."""
+    def serve_cb(**kwargs):
+        return bench_peers.command_for("serve-cb", "/m", 8000, device="cpu", max_new_tokens=200,
+                                       cb_blocks=30, **kwargs)
+
+    at_defaults = serve_cb(defaults=True)
+    assert "--continuous-batching" in at_defaults
+    assert "--cb-num-blocks" not in at_defaults and "--cb-max-memory-percent" not in at_defaults
+    shared = serve_cb(defaults=True, cb_memory=0.2)
+    assert shared[-2:] == ["--cb-max-memory-percent", "0.2"] and "--cb-num-blocks" not in shared
+    assert serve_cb(cb_memory=0.2)[-2:] == ["--cb-num-blocks", "30"]  # controlled: sized to fit
+    assert "its paged cache at its own size" in bench_report.condition_text({"defaults": True})
 
 
 def test_defaults_and_threads_do_not_go_together() -> None:
