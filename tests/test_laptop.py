@@ -167,16 +167,18 @@ def test_the_launcher_script_installs_llama_cpp_python_from_its_kept_wheel():
 @pytest.mark.slow
 def test_a_no_gpu_launch_with_a_cached_1_8b_gguf_runs_it_through_llama_cpp(tmp_path):
     """``app.py`` at its defaults (``--model auto``) on a machine without a GPU, with the 1.8B's
-    GGUF in the hub cache (the 1.8B-format demo model written as one, standing in for it) and
-    llama-cpp-python installed: llama.cpp serves it, and it translates."""
-    from hunyuan_webui.engine.gguf_files import write_gguf
+    Q4_K_M GGUF in the hub cache (the 1.8B-format demo model, quantized by llama.cpp's own
+    quantizer, standing in for it) and llama-cpp-python installed: llama.cpp serves it, and it
+    translates. (On an AMX Xeon this also holds the llama.cpp engine to its AMX workaround.)"""
+    from hunyuan_webui.engine.gguf_files import quantize_gguf, write_gguf
 
     repo = tmp_path / "hub" / "models--tencent--Hy-MT2-1.8B-GGUF"
     snapshot = repo / "snapshots" / "0123abcd"
     snapshot.mkdir(parents=True)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text("0123abcd")
-    write_gguf(demo_dir("1.8b"), snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf")
+    quantize_gguf(write_gguf(demo_dir("1.8b"), tmp_path / "demo-F32.gguf"),
+                  snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf", "Q4_K_M")
     phrase = next(p for p in load_phrases() if p.source == "谢谢你的帮助。")
     with app_process(demo=False, env={"HF_HOME": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
                      ) as app:
@@ -187,4 +189,4 @@ def test_a_no_gpu_launch_with_a_cached_1_8b_gguf_runs_it_through_llama_cpp(tmp_p
                              "options": {"deterministic": True}})
     assert r.status_code == 200, r.text
     assert (r.json()["translation"], r.json()["model"]) == (phrase.target, GGUF)
-    assert "llama.cpp" in json.dumps(ready), ready
+    assert (ready["device"], ready["dtype"]) == ("cpu (llama.cpp)", "Q4_K_M"), ready

@@ -31,13 +31,14 @@ from hunyuan_webui.errors import ModelLoadError
 from hunyuan_webui.model_size import quant_of
 from hunyuan_webui.models import ModelSpec
 
-__all__ = ["AUTO_QUANTS", "DEFAULT_QUANT", "ensure_demo_gguf", "is_gguf", "locate", "pick_file",
-           "quant_of", "write_gguf"]
+__all__ = ["AUTO_QUANTS", "DEFAULT_QUANT", "LLAMA_FTYPES", "ensure_demo_gguf", "is_gguf", "locate",
+           "pick_file", "quant_of", "quantize_gguf", "write_gguf"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_QUANT = "Q4_K_M"
 AUTO_QUANTS = ("Q4_K_M", "Q8_0")  # what --gguf-quant auto takes from a repository, in order
+LLAMA_FTYPES = {"F16": 1, "Q8_0": 7, "Q4_K_M": 15}  # llama.cpp's LLAMA_FTYPE_MOSTLY_*
 WRITER_VERSION = "2"  # part of the demo GGUF's cache key: a changed writer writes it again
 # Files in a GGUF repository that are not the language model.
 _NOT_MODELS = re.compile(r"mmproj|vision|draft|imatrix", re.IGNORECASE)
@@ -123,9 +124,12 @@ def _picked(repo: str, files: list[str], quant: str) -> str:
 
 
 # -- writing ---------------------------------------------------------------------------------
-def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str],
+               ftype: str = "F32") -> Path:
     """Write ``checkpoint`` (a ``hunyuan_v1_dense`` directory with a byte-level BPE
-    ``tokenizer.json``) as a ``hunyuan-dense`` GGUF file at ``out``."""
+    ``tokenizer.json``) as a ``hunyuan-dense`` GGUF file at ``out``; ``ftype`` ``F16`` stores the
+    matrices in 16 bits (norms stay F32, as llama.cpp's converter does), the input of its
+    quantizer."""
     import gguf
     from safetensors.numpy import load_file
 
@@ -137,7 +141,7 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
     out = Path(out)
     arch = gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.HUNYUAN_DENSE]
     writer = gguf.GGUFWriter(str(out), arch)
-    _write_hparams(writer, config, src.name)
+    _write_hparams(writer, config, src.name, ftype)
     _write_vocab(writer, src, config)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.HUNYUAN_DENSE, config["num_hidden_layers"])
     tensors: dict[str, Any] = {}
@@ -149,7 +153,8 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
         mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if mapped is None:
             raise ValueError(f"{src}: no GGUF name for tensor {name}")
-        writer.add_tensor(mapped, data.astype("float32"))
+        half = ftype == "F16" and data.ndim > 1
+        writer.add_tensor(mapped, data.astype("float16" if half else "float32"))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -157,7 +162,29 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
     return out
 
 
-def _write_hparams(writer: Any, config: dict[str, Any], name: str) -> None:
+def quantize_gguf(src: str | os.PathLike[str], out: str | os.PathLike[str], quant: str,
+                  threads: int = 0) -> Path:
+    """``src`` (an F32 or F16 GGUF) quantized to ``quant`` (a key of :data:`LLAMA_FTYPES`) at
+    ``out`` by llama.cpp's own quantizer (``llama_model_quantize``, through llama-cpp-python)."""
+    import llama_cpp
+
+    from hunyuan_webui.engine.threads import engine_threads
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = LLAMA_FTYPES[quant.upper()]
+    params.nthread = threads or engine_threads()
+    out = Path(out)
+    partial = out.with_name(f".{out.name}.{os.getpid()}")
+    failed = llama_cpp.llama_model_quantize(str(src).encode(), str(partial).encode(),
+                                            llama_cpp.byref(params))
+    if failed:
+        partial.unlink(missing_ok=True)
+        raise ModelLoadError(f"llama.cpp could not quantize {Path(src).name} to {quant}.")
+    os.replace(partial, out)
+    return out
+
+
+def _write_hparams(writer: Any, config: dict[str, Any], name: str, ftype: str = "F32") -> None:
     import gguf
 
     head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
@@ -181,7 +208,8 @@ def _write_hparams(writer: Any, config: dict[str, Any], name: str) -> None:
     writer.add_rope_freq_base(base)
     writer.add_rope_scaling_type(gguf.RopeScalingType.NONE)
     writer.add_vocab_size(config["vocab_size"])
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if ftype == "F16"
+                         else gguf.LlamaFileType.ALL_F32)
 
 
 def _write_vocab(writer: Any, src: Path, config: dict[str, Any]) -> None:
