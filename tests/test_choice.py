@@ -104,10 +104,11 @@ def test_without_a_gpu_or_weights_the_demo_model_is_served_with_a_banner():
     what = ("the bundled demo model (demo-model, under 1M parameters): it knows only the 50 "
             "phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your help, and "
             "answers anything else with nonsense")
-    commands = ("For a real model: `huggingface-cli download tencent/Hy-MT2-1.8B`, then `bash "
-                "launch.sh --model tencent/Hy-MT2-1.8B` (slow without a GPU); on a machine with "
-                "a GPU, `bash launch.sh` picks what fits; or a translation server: `bash "
-                "launch.sh --engine openai --endpoint URL --model tencent/Hy-MT2-7B`.")
+    commands = ("For a real model without a GPU: `huggingface-cli download "
+                "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "
+                "runs the file through llama.cpp); on a machine with a GPU, `bash launch.sh` "
+                "picks what fits; or a translation server: `bash launch.sh --engine openai "
+                "--endpoint URL --model tencent/Hy-MT2-7B`.")
     why = ("No GPU was found, and no Hy-MT2-1.8B weights are cached here or could be "
            "downloaded.")
     assert picked.banner == f"**Demo model.** {why} This is {what}. {commands}"
