@@ -9,7 +9,9 @@ A local checkpoint is sized from its own files, so a small one starts on a CPU a
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -190,3 +192,62 @@ def test_a_no_gpu_launch_with_a_cached_1_8b_gguf_runs_it_through_llama_cpp(tmp_p
     assert r.status_code == 200, r.text
     assert (r.json()["translation"], r.json()["model"]) == (phrase.target, GGUF)
     assert (ready["device"], ready["dtype"]) == ("cpu (llama.cpp)", "Q4_K_M"), ready
+
+
+FAKE_PYTHON = """#!/bin/bash
+# A stand-in for the virtualenv's python: llama_cpp is missing, and the launch wants it.
+case "$*" in
+  "-c import llama_cpp") exit 1 ;;
+  "-c import torch") exit 0 ;;
+  "-m hunyuan_webui.llama_cpp_setup --needs-llama-cpp"*)
+    echo "tencent/Hy-MT2-1.8B-GGUF in Q4_K_M through llama.cpp (test)"; exit 0 ;;
+  app.py*) echo "APP $*"; exit 0 ;;
+esac
+exit 0
+"""
+FAKE_PIP = """#!/bin/bash
+echo "$*" >> "$(dirname "$0")/../pip.log"
+if [ "$1" = wheel ]; then
+  while [ "$#" -gt 0 ]; do
+    if [ "$1" = -w ]; then touch "$2/llama_cpp_python-0.3.36-cp311-cp311-linux_x86_64.whl"; fi
+    shift
+  done
+fi
+"""
+
+
+def test_launch_sh_builds_llama_cpp_python_once_and_keeps_the_wheel(tmp_path):
+    """What ``bash launch.sh`` does on a laptop the launch would run llama.cpp on, with stand-ins
+    for the virtualenv's python and pip: it says the build is one-time, builds the wheel into
+    .hymt/wheels, installs from there; a second virtualenv installs the kept wheel, unbuilt."""
+    for name in ("launch.sh", "requirements.txt", "requirements-dev.txt"):
+        shutil.copy(REPO / name, tmp_path / name)
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name, text in (("python", FAKE_PYTHON), ("pip", FAKE_PIP)):
+        (venv / "bin" / name).write_text(text)
+        (venv / "bin" / name).chmod(0o755)
+    digest = hashlib.sha256((tmp_path / "requirements.txt").read_bytes()).hexdigest()
+    env = {**os.environ, "HYMT_VENV": str(venv), "PYTHON": sys.executable}
+
+    def launch() -> subprocess.CompletedProcess:
+        (venv / ".hymt-run.stamp").write_text(digest + "\n")
+        return subprocess.run(["bash", str(tmp_path / "launch.sh"), "--port", "1234"],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+
+    first = launch()
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == "APP app.py --port 1234\n"
+    assert "a one-time build of llama.cpp, about 5-15 minutes" in first.stderr
+    pin = "llama-cpp-python==0.3.36"
+    assert (venv / "pip.log").read_text().splitlines() == [
+        f"wheel -q --no-deps -w .hymt/wheels {pin}",
+        f"install -q --find-links .hymt/wheels {pin}"]
+    (venv / "pip.log").unlink()
+    second = launch()  # a new virtualenv, the same checkout: the kept wheel
+    assert second.returncode == 0 and "one-time build" not in second.stderr, second.stderr
+    assert (venv / "pip.log").read_text().splitlines() == [
+        f"install -q --find-links .hymt/wheels {pin}"]
+    env["HYMT_LLAMA_CPP"] = "0"  # asked not to: nothing installed
+    (venv / "pip.log").unlink()
+    assert launch().returncode == 0 and not (venv / "pip.log").exists()
