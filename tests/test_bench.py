@@ -144,17 +144,21 @@ def test_every_prompt_lets_the_gradio_endpoint_answer_200_tokens() -> None:
 
 
 @pytest.mark.slow
-def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["local", "llamacpp"])
+def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Path,
+                                                                    engine: str) -> None:
     """``python -m benchmarks.threads``: each setting in its own process, beside each load; the
-    table goes between the document's markers."""
+    table goes between the document's markers (the llama.cpp engine's between its own)."""
     from benchmarks import peers, threads
 
     model = peers.build_checkpoint(tmp_path / "tiny", "tiny")
     doc = tmp_path / "PERFORMANCE.md"
-    doc.write_text(f"Kept.\n{threads.DOC_START}\nold\n{threads.DOC_END}\n")
+    start, end = threads.LLAMACPP_DOC if engine == "llamacpp" else (threads.DOC_START,
+                                                                     threads.DOC_END)
+    doc.write_text(f"Kept.\n{start}\nold\n{end}\n")
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.threads", "--model-dir", str(model), "--rounds", "1",
-         "--steps", "5", "--batch", "2", "--doc", str(doc)],
+         "--steps", "5", "--batch", "2", "--doc", str(doc), "--engine", engine],
         cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     text = doc.read_text()
