@@ -70,10 +70,40 @@ setup() {  # $1: "dev" to add the test tools
     fi
     local args=()
     for f in "${files[@]}"; do args+=(-r "$f"); done
+    # A llama-cpp-python wheel built before (install_llama_cpp) is not compiled again.
+    [ -d "$STATE_DIR/wheels" ] && args+=(--find-links "$STATE_DIR/wheels")
     # llama.cpp's text models are all the app runs: its multimodal library is not built.
     CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" install -q "${args[@]}"
     echo "$digest" > "$stamp"
   fi
+}
+
+# Without a GPU the launch runs Hy-MT2-1.8B's GGUF through llama.cpp (hunyuan_webui/choice.py),
+# which needs llama-cpp-python: a source package that compiles llama.cpp. It is installed here
+# only when the launch would choose that path (HYMT_LLAMA_CPP=0: never). The wheel it builds is
+# kept in $STATE_DIR/wheels, so a new virtualenv installs it in seconds instead of compiling again.
+install_llama_cpp() {  # "$@": the app's flags
+  [ "${HYMT_LLAMA_CPP:-1}" = 0 ] && return 0
+  "$VENV/bin/python" -c 'import llama_cpp' >/dev/null 2>&1 && return 0
+  local why
+  why="$("$VENV/bin/python" -m hunyuan_webui.llama_cpp_setup --needs-llama-cpp "$@" 2>/dev/null)" || return 0
+  local pin wheels="$STATE_DIR/wheels"
+  pin="$(grep -E '^llama-cpp-python==' requirements-dev.txt | cut -d' ' -f1)"
+  pin="${pin:-llama-cpp-python}"
+  mkdir -p "$wheels"
+  say "no GPU: the launch runs $why"
+  if ! ls "$wheels"/llama_cpp_python-"${pin#*==}"-*.whl >/dev/null 2>&1; then
+    say "installing $pin for it: a one-time build of llama.cpp, about 5-15 minutes on a laptop"
+    say "(the wheel is kept in $wheels: later virtualenvs install it in seconds)"
+    # llama.cpp's text models are all the app runs: its multimodal library is not built.
+    if ! CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" "$VENV/bin/pip" wheel -q --no-deps \
+        -w "$wheels" "$pin"; then
+      say "building $pin failed: starting without llama.cpp (the page says what runs instead)"
+      return 0
+    fi
+  fi
+  "$VENV/bin/pip" install -q --find-links "$wheels" "$pin" \
+    || say "installing $pin failed: starting without llama.cpp (the page says what runs instead)"
 }
 
 # The test suite runs against real services: Debian's redis-server, chromium and Noto fonts. As root with
@@ -163,6 +193,7 @@ case "${1:-}" in
     for a in "$@"; do
       if [ "$a" = "--background" ]; then background=1; else args+=("$a"); fi
     done
+    install_llama_cpp "${args[@]+"${args[@]}"}"
     if [ "$background" = 1 ]; then
       start_background "${args[@]+"${args[@]}"}"
     else

@@ -114,6 +114,7 @@ class Config:
     timeout: float
     threads: int | None = None
     defaults: bool = False  # every system at its own defaults (threads is then None)
+    cb_memory: float | None = None  # at defaults: serve-cb's --cb-max-memory-percent
 
     def requests(self, clients: int) -> int:
         return max(self.per_client * clients, self.min_requests)
@@ -364,6 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
                              "tokens per request unless --tokens, one system at a time (as on "
                              "a machine of its own); the table goes to the document's defaults "
                              "markers")
+    parser.add_argument("--cb-memory-share", type=float,
+                        help="with --defaults: the share of free memory `transformers serve "
+                             "--continuous-batching` may take for its paged cache (its "
+                             "--cb-max-memory-percent, a setting its users have; its own default "
+                             "is 0.6 on a CPU, 0.9 on a GPU). Default: its own")
     parser.add_argument("--no-cache-check", dest="cache_check", action="store_false",
                         help="skip the repeated-request check of the phrase cache")
     parser.add_argument("--quick", action="store_true",
@@ -395,7 +401,8 @@ def config_from(args: argparse.Namespace, model_dir: str) -> Config:
                   device=resolve_device(args.device),
                   interleave=not (args.sequential or args.defaults)
                   and resolve_device(args.device) == "cpu",
-                  timeout=args.timeout, threads=args.threads, defaults=args.defaults)
+                  timeout=args.timeout, threads=args.threads, defaults=args.defaults,
+                  cb_memory=args.cb_memory_share)
 
 
 def resolve_device(device: str) -> str:
@@ -428,7 +435,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cfg = config_from(args, prepare_model(args, workdir))
         log_dir = Path(args.log_dir) if args.log_dir else workdir / "logs"
         skipped: dict[str, str] = {}
-        with bench_peers.Peers(log_dir, threads=cfg.threads, defaults=cfg.defaults) as peers:
+        with bench_peers.Peers(log_dir, threads=cfg.threads, defaults=cfg.defaults,
+                               cb_memory=cfg.cb_memory) as peers:
             cfg = _drop_unavailable(cfg, skipped)
             batches = asyncio.run(measure(cfg, peers))
             cache = asyncio.run(cache_check(cfg, peers, workdir)) if args.cache_check else None

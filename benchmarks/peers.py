@@ -15,9 +15,11 @@ the kernel should the benchmark itself die):
 
 * ``app``: this project, ``python -m hunyuan_webui.app``;
 * ``serve`` / ``serve-cb``: ``transformers serve`` (transformers' OpenAI-compatible server) on the
-  same directory, without / with ``--continuous-batching`` (its paged cache capped with
-  ``--cb-num-blocks``: by default it takes 90% of free memory, RAM on a CPU); it needs the
-  ``serving`` extra of transformers, of which a plain install lacks only ``openai``;
+  same directory, without / with ``--continuous-batching``; it needs the ``serving`` extra of
+  transformers, of which a plain install lacks only ``openai``. Its paged cache is sized for the
+  benchmark's clients (``--cb-num-blocks``) in the controlled condition only: at defaults it
+  takes what its users get (60% of free RAM on a CPU, 90% of free GPU memory), or the share
+  ``--cb-memory-share`` gives it (its own ``--cb-max-memory-percent``);
 * ``baseline``: what this project replaces, a web endpoint that runs one non-streaming
   ``model.generate`` per request behind a global lock (``python -m benchmarks.peers
   baseline --model DIR --port P``, stdlib only, like the Flask WebUI's threaded dev server);
@@ -28,8 +30,7 @@ the kernel should the benchmark itself die):
 
 Two conditions (:func:`app_command`, :func:`llama_server_command`): *controlled*, every peer with
 the same thread count and the app with the benchmark's batch and queue sizes; *defaults*, every
-peer as its users start it, with nothing but the model, host and port (and for
-``transformers serve --continuous-batching`` the cap on its paged cache).
+peer as its users start it, with nothing but the model, host and port.
 """
 
 from __future__ import annotations
@@ -336,13 +337,20 @@ def bench_gguf(model_dir: str | os.PathLike[str]) -> Path:
 
 
 def serve_command(model_dir: str, port: int, *, continuous_batching: bool,
-                  device: str = "cpu", cb_blocks: int = 64) -> list[str]:
+                  device: str = "cpu", cb_blocks: int | None = 64,
+                  cb_memory: float | None = None) -> list[str]:
+    """``transformers serve``; with ``continuous_batching``, its paged cache sized by
+    ``cb_blocks`` blocks, or by a ``cb_memory`` share of free memory, or (both None) by its own
+    default share (0.6 of free RAM on a CPU, 0.9 of free GPU memory)."""
     cmd = [sys.executable, "-m", "transformers.cli.transformers", "serve", model_dir,
            "--host", "127.0.0.1", "--port", str(port), "--device", device, "--dtype", "auto",
            "--log-level", "warning"]
     if continuous_batching:
-        # Left alone, the paged cache takes 90% of the free memory: 13 GB of RAM on a CPU.
-        cmd += ["--continuous-batching", "--cb-num-blocks", str(cb_blocks)]
+        cmd.append("--continuous-batching")
+        if cb_blocks:
+            cmd += ["--cb-num-blocks", str(cb_blocks)]
+        if cb_memory:
+            cmd += ["--cb-max-memory-percent", str(cb_memory)]
     return cmd
 
 
@@ -362,7 +370,7 @@ HEALTH_PATHS = {"app": "/ready", "app-llamacpp": "/ready", "serve": "/health",
 
 def command_for(kind: str, model_dir: str, port: int, *, device: str, max_new_tokens: int,
                 cache: bool = False, cb_blocks: int = 64, defaults: bool = False,
-                threads: int | None = None) -> list[str]:
+                threads: int | None = None, cb_memory: float | None = None) -> list[str]:
     if kind in ("app", "app-llamacpp"):
         model = str(bench_gguf(model_dir)) if kind == "app-llamacpp" else model_dir
         return app_command(model, port, max_new_tokens=max_new_tokens, cache=cache,
@@ -378,8 +386,10 @@ def command_for(kind: str, model_dir: str, port: int, *, device: str, max_new_to
         if serve_missing_packages():
             raise PeerError("`transformers serve` needs " + ", ".join(serve_missing_packages())
                             + ": pip install 'transformers[serving]' (or: pip install openai)")
+        # At defaults its paged cache is as its users get it (or capped by a share they set).
         return serve_command(model_dir, port, continuous_batching=kind == "serve-cb",
-                             device=device, cb_blocks=cb_blocks)
+                             device=device, cb_blocks=None if defaults else cb_blocks,
+                             cb_memory=cb_memory if defaults else None)
     if kind == "baseline":
         return baseline_command(model_dir, port, device=device)
     raise ValueError(f"unknown peer kind {kind!r}")
@@ -389,10 +399,11 @@ class Peers:
     """Started peers, stopped together when the context exits (also on errors and Ctrl+C)."""
 
     def __init__(self, log_dir: str | os.PathLike[str], threads: int | None = None,
-                 defaults: bool = False) -> None:
+                 defaults: bool = False, cb_memory: float | None = None) -> None:
         self.log_dir = Path(log_dir)
         self.threads = threads
         self.defaults = defaults  # every peer at its own defaults (then threads is None)
+        self.cb_memory = cb_memory  # at defaults: transformers serve's --cb-max-memory-percent
         self.running: dict[str, Peer] = {}
 
     def __enter__(self) -> Peers:
@@ -408,7 +419,8 @@ class Peers:
         port = free_port()
         cmd = command_for(kind, str(Path(model_dir).resolve()), port, device=device,
                           max_new_tokens=max_new_tokens, cache=cache, cb_blocks=cb_blocks,
-                          defaults=self.defaults and not cache, threads=self.threads)
+                          defaults=self.defaults and not cache, threads=self.threads,
+                          cb_memory=self.cb_memory)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log_path = self.log_dir / f"{name}.log"
         with log_path.open("wb") as log:

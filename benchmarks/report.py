@@ -156,9 +156,11 @@ def targets_markdown(checks: list[dict[str, Any]]) -> str:
 
 def condition_text(settings: dict[str, Any]) -> str:
     if settings.get("defaults"):
+        share = settings.get("cb_memory")
+        cache = (f"its paged cache capped at {share:g} of free memory (`--cb-max-memory-percent`)"
+                 if share else "its paged cache at its own size")
         return ("every system at its own defaults (threads, batch and queue sizes; "
-                "`transformers serve --continuous-batching` with its paged cache capped), "
-                "each measured alone.")
+                f"`transformers serve --continuous-batching` with {cache}), each measured alone.")
     threads = settings.get("threads")
     return (f"every system on {threads} thread(s), the app with the benchmark's batch and queue "
             "sizes." if threads else "every system on its library's default threads.")

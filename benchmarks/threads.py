@@ -13,8 +13,13 @@ under four loads started beside it: none; a web server's share (a process busy 2
 in ``--rounds`` rounds, and each is reported as its median step time and as a ratio to 1 thread
 under the same load (ratios: the machine is shared and noisy).
 
+``--engine llamacpp`` measures our llama.cpp engine the same way, on an F32 GGUF of the same
+checkpoint (its CPU build runs on OpenMP too, and takes the same thread policy); its table has
+markers of its own.
+
     python -m benchmarks.threads                       # builds the bench checkpoint in a temp dir
     python -m benchmarks.threads --model-dir /tmp/bench-cpu --doc docs/PERFORMANCE.md
+    python -m benchmarks.threads --engine llamacpp --model-dir /tmp/bench-cpu --doc docs/PERFORMANCE.md
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from benchmarks.report import cpu_model, update_doc
 from hunyuan_webui.engine.threads import usable_cores
 
 DOC_START, DOC_END = "<!-- bench-threads:start -->", "<!-- bench-threads:end -->"
+LLAMACPP_DOC = "<!-- bench-threads-llamacpp:start -->", "<!-- bench-threads-llamacpp:end -->"
 BURST = ("import time\nwhile True:\n    end = time.perf_counter() + 0.002\n"
          "    while time.perf_counter() < end: pass\n    time.sleep(0.008)")
 SPIN = "while True: pass"
@@ -77,15 +83,40 @@ def step_worker(model_dir: str, batch: int, steps: int) -> None:
     print(json.dumps({"ms": statistics.median(times[steps // 5:]) * 1000}))
 
 
+def llamacpp_step_worker(model_dir: str, batch: int, steps: int, threads: int) -> None:
+    """The same for our llama.cpp engine's model (one context, ``batch`` sequences)."""
+    import numpy as np
+
+    from benchmarks.peers import bench_gguf
+    from hunyuan_webui.engine.llama_model import LlamaModel
+
+    model = LlamaModel(bench_gguf(model_dir), n_ctx=batch * (128 + steps), n_seq_max=batch,
+                       n_batch=128 + batch, threads=threads, gpu=False)
+    vocab, nexts = model.n_vocab, []
+    for seq in range(batch):
+        ids = [(7 * seq + j) % vocab for j in range(120)]
+        [logits] = model.decode([(t, p, seq, p == len(ids) - 1) for p, t in enumerate(ids)])
+        nexts.append(int(np.argmax(logits)))
+    times = []
+    for step in range(steps):
+        started = time.perf_counter()
+        out = model.decode([(nexts[seq], 120 + step, seq, True) for seq in range(batch)])
+        nexts = [int(np.argmax(logits)) for logits in out]
+        times.append(time.perf_counter() - started)
+    model.close()
+    print(json.dumps({"ms": statistics.median(times[steps // 5:]) * 1000}))
+
+
 def time_setting(model_dir: str, batch: int, steps: int, threads: int,
-                 policy: str | None) -> float:
+                 policy: str | None, engine: str = "local") -> float:
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     env.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
                HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
     if policy:
         env["OMP_WAIT_POLICY"] = policy
     out = subprocess.run([sys.executable, "-m", "benchmarks.threads", "--step-worker", model_dir,
-                          "--batch", str(batch), "--steps", str(steps)], env=env,
+                          "--batch", str(batch), "--steps", str(steps), "--engine", engine,
+                          "--worker-threads", str(threads)], env=env,
                          capture_output=True, text=True, timeout=600, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"the step worker failed:\n{out.stderr[-2000:]}")
@@ -106,7 +137,7 @@ def load_beside(kind: str, cores: int) -> Iterator[None]:
             proc.wait()
 
 
-def measure(model_dir: str, batch: int, steps: int, rounds: int) -> dict:
+def measure(model_dir: str, batch: int, steps: int, rounds: int, engine: str = "local") -> dict:
     cores = usable_cores()  # as the engine counts them
     results: dict[str, dict[str, list[float]]] = {}
     for r in range(rounds):
@@ -114,19 +145,22 @@ def measure(model_dir: str, batch: int, steps: int, rounds: int) -> dict:
             order = settings(cores)
             with load_beside(kind, cores):
                 for name, threads, policy in order if r % 2 == 0 else order[::-1]:
-                    ms = time_setting(model_dir, batch, steps, threads, policy)
+                    ms = time_setting(model_dir, batch, steps, threads, policy, engine)
                     results.setdefault(kind, {}).setdefault(name, []).append(ms)
                     print(f"  round {r + 1}, load {kind!r}, {name}: {ms:.1f} ms/step",
                           file=sys.stderr, flush=True)
     return {"cores": cores, "processor": cpu_model(), "batch": batch, "steps": steps,
-            "rounds": rounds, "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "rounds": rounds, "engine": engine,
+            "at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "ms_per_step": results}
 
 
 def table(result: dict, command: str) -> str:
     names = [name for name, _, _ in settings(result["cores"])]
     lines = [f"Command: `{command}`", "",
-             f"Run {result['at']} on {result['cores']} CPUs ({result['processor']}); decoding "
+             f"Run {result['at']} on {result['cores']} CPUs ({result['processor']}); "
+             + ("our llama.cpp engine (an F32 GGUF of the checkpoint); "
+                if result.get("engine") == "llamacpp" else "") + "decoding "
              f"steps at batch {result['batch']}, median of each run's steps, median of "
              f"{result['rounds']} rounds. In brackets: step time of 1 thread / this setting "
              f"under the same load (above 1: faster).", "",
@@ -149,8 +183,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=120)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--doc", help="write the table between this Markdown file's markers")
+    parser.add_argument("--engine", choices=("local", "llamacpp"), default="local",
+                        help="local: our PyTorch engine's step; llamacpp: our llama.cpp engine's")
     parser.add_argument("--step-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--worker-threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.step_worker and args.engine == "llamacpp":
+        llamacpp_step_worker(args.step_worker, args.batch, args.steps, args.worker_threads)
+        return 0
     if args.step_worker:
         step_worker(args.step_worker, args.batch, args.steps)
         return 0
@@ -161,11 +201,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.peers import build_checkpoint
 
             model_dir = str(build_checkpoint(Path(tmp) / "bench-cpu"))
-        result = measure(model_dir, args.batch, args.steps, args.rounds)
+        if args.engine == "llamacpp":
+            from benchmarks.peers import bench_gguf
+
+            bench_gguf(model_dir)  # written once, before any timing
+        result = measure(model_dir, args.batch, args.steps, args.rounds, args.engine)
     text = table(result, command.strip())
     print(text)
     if args.doc:
-        update_doc(Path(args.doc), text, DOC_START, DOC_END)
+        markers = LLAMACPP_DOC if args.engine == "llamacpp" else (DOC_START, DOC_END)
+        update_doc(Path(args.doc), text, *markers)
     return 0
 
 

@@ -2,11 +2,16 @@
 
 With a GPU, the rows of :data:`GPU_TABLE` are tried in order, the first that fits the free GPU
 memory *with room for the KV cache* wins: Hy-MT2-7B in bf16, else int8, else int4, then the 1.8B.
-Without one, a 7B is never tried: the rows of :data:`CPU_TABLE` are (a 1.8B model; its GGUF build
-first, run by llama.cpp (``--engine llamacpp``) when llama-cpp-python is installed and the
-``--gguf-quant`` file is in the hub cache), and when none can be had the bundled demo model is
-served, with a banner on the page and a log line that say what it is, that it knows only its
-phrase table, and the commands for a real model.
+Without one, a 7B is never tried: the rows of :data:`CPU_TABLE` are. First the 1.8B's GGUF build,
+run by llama.cpp (``--engine llamacpp``): decoding on a CPU reads every weight once per token, so
+the 4-bit file (about a sixth of the fp32 bytes) is the fast choice. Its quantization, with
+``--gguf-quant auto``: Q4_K_M, or Q8_0 when the free RAM holds it with :data:`Q8_SPARE_GIB` to
+spare (the instruction modes, which the 1.8B has, lose most in 4 bits); a file already cached is
+taken before one to download. The row needs llama-cpp-python: ``bash launch.sh`` installs it when
+this row would be chosen (:mod:`hunyuan_webui.llama_cpp_setup`). Then the 1.8B in
+fp32 through PyTorch, with a banner that says why it is slow and what to install. When none can
+be had the bundled demo model is served, with a banner on the page and a log line that say what it
+is, that it knows only its phrase table, and the commands for a real model.
 
 A row is taken only when its weights are in the Hugging Face cache (looked up on disk, never on
 the network) or can be downloaded; whether they can is asked with a short deadline, and not at
@@ -27,6 +32,7 @@ from typing import Protocol
 from hunyuan_webui import models
 from hunyuan_webui.core import kinds
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.model_size import GGUF_BYTES_PER_PARAM
 from hunyuan_webui.settings import GGUF_ENGINES, Settings
 
 log = logging.getLogger(__name__)
@@ -36,6 +42,11 @@ KV_ROOM_USERS = 16  # translations in flight the KV-cache room is sized for
 KV_ROOM_TOKENS = 2000  # tokens each (prompt + answer)
 OVERHEAD_GIB = 1.0  # CUDA context, activations, fragmentation
 HUB_TIMEOUT_S = 5.0
+# RAM left free beside a Q8_0 1.8B (its weights, KV room and overhead) before --gguf-quant auto
+# takes it over Q4_K_M: the browser, the OS and the teacher's other programs.
+Q8_SPARE_GIB = 8.0
+LLAMA_CPP_HINT = ("`bash launch.sh` installs it (once: it compiles llama.cpp, about 5-15 minutes, "
+                  "and keeps the wheel in .hymt/wheels), or `pip install llama-cpp-python`")
 # Engines that run a model inside this app: transformers, and llama.cpp for GGUF builds.
 IN_PROCESS_ENGINES = frozenset({"transformers", "llama.cpp"})
 # --engine values a chosen GGUF row may replace by llamacpp (the in-process ones, and itself).
@@ -51,15 +62,18 @@ class Row:
     def spec(self) -> models.ModelSpec:
         return models.REGISTRY[self.model]
 
-    def weights_gib(self) -> float:
-        dtype = "q4_k_m" if self.spec.prequantized == "gguf" else self.dtype
-        return models.estimate_weight_gib(self.spec.params_b, dtype)
+    def weights_gib(self, quant: str = "Q4_K_M") -> float:
+        """The weights' memory; ``quant``: a GGUF row's quantization."""
+        if self.spec.prequantized == "gguf":
+            per_param = GGUF_BYTES_PER_PARAM.get(quant.upper(), 1.0)
+            return self.spec.params_b * 1e9 * per_param / 2**30
+        return models.estimate_weight_gib(self.spec.params_b, self.dtype)
 
-    def need_gib(self) -> float:
+    def need_gib(self, quant: str = "Q4_K_M") -> float:
         """Weights, KV cache for KV_ROOM_USERS x KV_ROOM_TOKENS, and overhead."""
         per_token = self.spec.kv_kib_per_token or 64.0  # unverified for the 1.8B: half the 7B's
         kv = KV_ROOM_USERS * KV_ROOM_TOKENS * per_token / 2**20
-        return self.weights_gib() + kv + OVERHEAD_GIB
+        return self.weights_gib(quant) + kv + OVERHEAD_GIB
 
 
 GPU_TABLE = (Row("tencent/Hy-MT2-7B", "bf16"), Row("tencent/Hy-MT2-7B", "int8"),
@@ -80,7 +94,8 @@ class Probe(Protocol):
 
     def ram_free_gib(self) -> float: ...
 
-    def cached(self, model_id: str) -> bool: ...  # weights in the local hub cache
+    # Weights in the local hub cache; a GGUF repository's: its file of ``quant``.
+    def cached(self, model_id: str, quant: str | None = None) -> bool: ...
 
     def downloadable(self, model_id: str) -> bool: ...
 
@@ -89,9 +104,9 @@ class Probe(Protocol):
 
 class MachineProbe:
     """The real machine and the real hub (cache on disk; the network with a short deadline).
-    A GGUF repository counts as cached when its ``gguf_quant`` file is."""
+    A GGUF repository counts as cached when its ``quant`` file is (else ``gguf_quant``'s)."""
 
-    def __init__(self, gguf_quant: str = "Q4_K_M") -> None:
+    def __init__(self, gguf_quant: str = "auto") -> None:
         self.gguf_quant = gguf_quant
 
     def runs_gguf(self) -> bool:
@@ -115,7 +130,7 @@ class MachineProbe:
             pass
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**30
 
-    def cached(self, model_id: str) -> bool:
+    def cached(self, model_id: str, quant: str | None = None) -> bool:
         from huggingface_hub import try_to_load_from_cache
 
         try:
@@ -124,7 +139,7 @@ class MachineProbe:
             return False
         snapshot = Path(config).parent if isinstance(config, str) else None
         if snapshot is None:  # GGUF repos carry no config.json: look for a .gguf file
-            return _cached_gguf(model_id, self.gguf_quant)
+            return _cached_gguf(model_id, quant or self.gguf_quant)
         index = snapshot / "model.safetensors.index.json"
         if index.is_file():
             import json
@@ -193,11 +208,20 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
             return found
     ram = probe.ram_free_gib()
     # A GPU too small for any row must not be handed a CPU row's fp32 weights.
+    unrun: list[str] = []  # a GGUF row passed over for want of llama-cpp-python: what it had
     found = _first(CPU_TABLE, ram, settings, probe, where=f"{ram:.1f} GiB of RAM free",
-                   device="cpu" if gpus else None)
+                   device="cpu" if gpus else None, unrun=unrun)
     if found is not None:
+        if unrun and found.settings.engine != kinds.LLAMACPP:
+            return replace(found, banner=_slow_banner(found, unrun[0], gpus))
         return found
-    if not gpus:
+    if unrun and unrun[0].startswith("cached"):
+        gguf = next(row for row in CPU_TABLE if row.spec.prequantized == "gguf")
+        why = (f"{'No GPU was found' if not gpus else 'The GPU is too small'}. The "
+               f"{gguf.model} file ({unrun[0].split(' ', 1)[1]}) is cached here, but "
+               f"llama-cpp-python, which runs it, is not installed: {LLAMA_CPP_HINT}; then start "
+               "the translator again.")
+    elif not gpus:
         why = "No GPU was found, and no Hy-MT2-1.8B weights are cached here or could be downloaded."
     elif any(row.need_gib() <= free for row in GPU_TABLE):
         why = (f"A GPU was found ({free:.1f} GiB free), but no Hy-MT2 weights are cached here or "
@@ -208,27 +232,64 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
     return _demo(settings, why)
 
 
+def _slow_banner(found: Choice, unrun: str, gpus: list[float]) -> str:
+    """The page's banner when the 1.8B runs through PyTorch only because llama-cpp-python is
+    missing: why it is slow, and what to install."""
+    gguf = next(row for row in CPU_TABLE if row.spec.prequantized == "gguf")
+    state, quant = unrun.split(" ", 1)
+    where = "is cached here" if state == "cached" else "can be downloaded"
+    return (f"**Slow model path.** {'No GPU was found' if not gpus else 'The GPU is too small'}, "
+            f"and llama-cpp-python is not installed, so {found.settings.model} runs in "
+            f"{found.settings.dtype} through PyTorch, reading all its weights for every word it "
+            f"writes. Its {quant} file ({gguf.model}) {where} and runs through llama.cpp from "
+            f"about a sixth of those bytes: to use it, install llama-cpp-python "
+            f"({LLAMA_CPP_HINT}).")
+
+
+def gguf_quants(row: Row, settings: Settings, free_gib: float) -> list[str]:
+    """The quantizations of a GGUF row to look for, best first: the one --gguf-quant names, or
+    for ``auto`` Q8_0 (when the model has the instruction modes, which lose most in 4 bits, and
+    the RAM holds it with Q8_SPARE_GIB to spare) then Q4_K_M."""
+    if settings.gguf_quant.lower() != "auto":
+        return [settings.gguf_quant]
+    roomy = row.need_gib("Q8_0") + Q8_SPARE_GIB <= free_gib
+    if roomy and row.spec.supports(models.INSTRUCTIONS):
+        return ["Q8_0", "Q4_K_M"]
+    return ["Q4_K_M"]
+
+
 def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: Probe,
-           where: str, device: str | None = None) -> Choice | None:
+           where: str, device: str | None = None, unrun: list[str] | None = None
+           ) -> Choice | None:
     for row in table:
-        if settings.dtype not in ("auto", row.dtype) or row.need_gib() > free_gib:
-            continue
         gguf = row.spec.prequantized == "gguf"
+        quants = [q for q in gguf_quants(row, settings, free_gib) if row.need_gib(q) <= free_gib]
+        if settings.dtype not in ("auto", row.dtype) or not quants:
+            continue
         engine = _engine_for(row, settings, probe)
         if engine is None:
+            if gguf and unrun is not None:  # for the banner: what llama.cpp would have had
+                cached = next((q for q in quants if probe.cached(row.model, q)), None)
+                if cached or probe.downloadable(row.model):
+                    unrun.append(f"cached {cached}" if cached else f"downloadable {quants[0]}")
             continue
-        # A GGUF row is taken only from the cache: the 1.8B's safetensors row may still download.
-        source = "cached" if probe.cached(row.model) else (
-            "to download" if not gguf and probe.downloadable(row.model) else "")
+        if gguf:
+            quant = next((q for q in quants if probe.cached(row.model, q)), None)
+            source = "cached" if quant else "to download" if probe.downloadable(row.model) else ""
+            quant = quant or quants[0]
+        else:
+            quant = settings.gguf_quant
+            source = "cached" if probe.cached(row.model) else (
+                "to download" if probe.downloadable(row.model) else "")
         if not source:
-            log.info("launch choice: skipping %s (weights %s)", row.model,
-                     "not cached" if gguf else "neither cached nor downloadable")
+            log.info("launch choice: skipping %s (weights neither cached nor downloadable)",
+                     row.model)
             continue
         chosen = replace(settings, model=row.model, dtype=row.dtype,
-                         device=device or settings.device, engine=engine)
-        precision = f"{settings.gguf_quant} through llama.cpp" if gguf else row.dtype
-        return Choice(chosen, f"{row.model} in {precision} (about {row.need_gib():.0f} GiB with "
-                              f"KV-cache room; {where}; weights {source})")
+                         device=device or settings.device, engine=engine, gguf_quant=quant)
+        precision = f"{quant} through llama.cpp" if gguf else row.dtype
+        return Choice(chosen, f"{row.model} in {precision} (about {row.need_gib(quant):.0f} GiB "
+                              f"with KV-cache room; {where}; weights {source})")
     return None
 
 
@@ -256,10 +317,11 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     what = (f"the bundled demo model ({directory.name}, under 1M parameters): it knows only the "
             f"{count} phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your "
             "help, and answers anything else with nonsense")
-    commands = ("For a real model: `huggingface-cli download tencent/Hy-MT2-1.8B`, then `bash "
-                "launch.sh --model tencent/Hy-MT2-1.8B` (slow without a GPU); on a machine with "
-                "a GPU, `bash launch.sh` picks what fits; or a translation server: `bash launch.sh "
-                "--engine openai --endpoint URL --model tencent/Hy-MT2-7B`.")
+    commands = ("For a real model without a GPU: `huggingface-cli download "
+                "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "
+                "runs the file through llama.cpp); on a machine with a GPU, `bash launch.sh` "
+                "picks what fits; or a translation server: `bash launch.sh --engine openai "
+                "--endpoint URL --model tencent/Hy-MT2-7B`.")
     reason = f"{why} Serving {what}. {commands}"
     banner = f"**Demo model.** {why} This is {what}. {commands}"
     if asked:
@@ -290,10 +352,16 @@ def markdown_table() -> str:
         rows.append(f"| ≥ {row.need_gib():.1f} GiB | `{row.model}` | {row.dtype} | "
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")
     for row in CPU_TABLE:
-        note = (" (`--engine llamacpp`; with llama-cpp-python installed and the file cached)"
-                if row.spec.prequantized == "gguf" else "")
-        rows.append(f"| no GPU, ≥ {row.need_gib():.1f} GiB of RAM | `{row.model}`{note} | "
-                    f"{'Q4_K_M' if row.spec.prequantized == 'gguf' else row.dtype} | "
+        if row.spec.prequantized == "gguf":
+            note = " (llama.cpp; `bash launch.sh` installs llama-cpp-python)"
+            for quant, ram in (("Q8_0", row.need_gib("Q8_0") + Q8_SPARE_GIB),
+                               ("Q4_K_M", row.need_gib("Q4_K_M"))):
+                rows.append(f"| no GPU, ≥ {ram:.1f} GiB of RAM | `{row.model}`{note} | {quant} | "
+                            f"{row.weights_gib(quant):.1f} GiB | "
+                            f"{row.need_gib(quant) - row.weights_gib(quant):.1f} GiB |")
+            continue
+        rows.append(f"| no GPU, without llama-cpp-python, ≥ {row.need_gib():.1f} GiB of RAM | "
+                    f"`{row.model}` (PyTorch; slow, and the page says so) | {row.dtype} | "
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")
     rows.append("| otherwise | the bundled demo model, with a banner | fp32 | 3 MB | |")
     return "\n".join(rows)

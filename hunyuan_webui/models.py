@@ -15,7 +15,10 @@ A local directory is a model too, and so is a ``.gguf`` file (for llama.cpp). It
 are read from an optional ``hymt.json`` beside ``config.json`` (the demo models ship one) or beside
 the file; without it, the directory name is matched against the known ids (a downloaded
 ``HY-MT1.5-1.8B`` folder gets the HY-MT1.5 prompts), then its ``config.json``'s ``model_type``,
-else the Hunyuan-MT-7B family is assumed.
+else the Hunyuan-MT-7B family is assumed. Its size is the model's own
+(:func:`~hunyuan_webui.model_size.measure_params_b`), never the registry's guess: it is what the
+GPU check and every memory estimate use. The sidecar's ``params_b`` counts only when the files
+tell nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from hunyuan_webui.core.spec import (  # noqa: F401 (defined below the engines, 
     serve_hint,
 )
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.model_size import measure_params_b
 from hunyuan_webui.prompts import PromptFamily
 
 
@@ -159,13 +163,17 @@ def _local_spec(path: Path) -> ModelSpec:
     elif base.id == DEFAULT_MODEL:
         base = REGISTRY.get(ARCHITECTURES.get(_model_type(path), ""), base)
     sidecar = (path if path.is_dir() else path.parent) / SIDECAR
+    measured = measure_params_b(path)
+    if measured is not None:
+        base = replace(base, params_b=measured)
     if sidecar.is_file():
         meta = json.loads(sidecar.read_text(encoding="utf-8"))
         base = replace(
             base,
             family=PromptFamily(meta.get("family", base.family)),
             modes=frozenset(meta.get("modes", base.modes)),
-            params_b=float(meta.get("params_b", base.params_b)),
+            params_b=measured if measured is not None else float(meta.get("params_b",
+                                                                          base.params_b)),
             description=meta.get("description", base.description),
             chat_format=meta.get("chat_format", base.chat_format),
             decoding=DecodingOptions.from_mapping(meta["decoding"]) if "decoding" in meta

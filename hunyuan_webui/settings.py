@@ -53,8 +53,10 @@ class Settings:
                        "transformers-serve = the translator starts that server, sized from these "
                        "settings, and restarts it if it dies; openai = an OpenAI-compatible "
                        "server you run, at --endpoint.", choices=ENGINES)
-    gguf_quant: str = _opt("Q4_K_M", "The file of a GGUF repository to load (llamacpp, "
-                           "llama-server), by its quantization: Q4_K_M, Q8_0, F16...")
+    gguf_quant: str = _opt("auto", "The file of a GGUF repository to load (llamacpp, "
+                           "llama-server), by its quantization: Q4_K_M, Q8_0, F16...; auto = "
+                           "Q4_K_M, or Q8_0 when the launch downloads one for a machine with RAM "
+                           "to spare (the instruction modes lose most in 4 bits).")
     gpu_memory: float = _opt(0.9, "Share of the GPU's memory a managed vLLM or SGLang server "
                              "may take.")
     engine_args: str = _opt("", "More command-line arguments for a managed server, added last "

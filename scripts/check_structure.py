@@ -26,12 +26,12 @@ MAX_MODULE_LINES = 400
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("leaves", {"errors", "urls"}),
-    ("plain values", {"core", "languages", "structured", "romanize"}),
+    ("plain values", {"core", "languages", "structured", "romanize", "model_size"}),
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files"}),
     ("demo models, modes", {"demo", "modes"}),
     ("service, launch choice", {"service", "choice", "demo_model"}),
-    ("edges", {"web", "library"}),
+    ("edges", {"web", "library", "llama_cpp_setup"}),
     ("the app", {"app", "__init__"}),
     ("command line", {"__main__"}),
     ("launcher", {"entry"}),

@@ -114,15 +114,19 @@ class AppProcess:
 
 
 @contextmanager
-def app_process(*flags: str, timeout: float = 240) -> Iterator[AppProcess]:
+def app_process(*flags: str, timeout: float = 240, demo: bool = True,
+                env: dict[str, str] | None = None) -> Iterator[AppProcess]:
     """``python app.py --demo`` (in-process engine, no warm-up, one CPU thread) on a free loopback
-    port in its own process group; yields once ``/ready`` answers 200, stops it on exit."""
+    port in its own process group; yields once ``/ready`` answers 200, stops it on exit. Without
+    ``demo``, the model is what ``flags`` name (``--model DIR``); ``env`` is added to the
+    environment."""
     repo = Path(__file__).resolve().parent.parent
     port = free_port()
-    cmd = [sys.executable, str(repo / "app.py"), "--demo", "--engine", "local", "--no-warmup",
-           "--cpu-threads", "1", "--port", str(port), "--log-level", "warning", *flags]
+    cmd = [sys.executable, str(repo / "app.py"), *(["--demo"] if demo else []), "--engine",
+           "local", "--no-warmup", "--cpu-threads", "1", "--port", str(port), "--log-level",
+           "warning", *flags]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "TOKENIZERS_PARALLELISM": "false"}
+           "TOKENIZERS_PARALLELISM": "false", **(env or {})}
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(cmd, cwd=repo, stdout=log, stderr=subprocess.STDOUT, env=env,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import peers as bench_peers
 from benchmarks import report as bench_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,6 +83,23 @@ def test_the_llama_cpp_columns_run_at_defaults_and_count_every_token(tmp_path: P
     assert "every system at its own defaults" in text
 
 
+def test_transformers_serve_runs_at_its_own_defaults_in_the_defaults_condition() -> None:
+    """At --defaults the continuous-batching baseline was capped at 30 paged blocks for 8 clients,
+    which made it several times slower than its users see it. Now: its own paged-cache size, or
+    the memory share --cb-memory-share gives it; the cap stays in the controlled condition."""
+    def serve_cb(**kwargs):
+        return bench_peers.command_for("serve-cb", "/m", 8000, device="cpu", max_new_tokens=200,
+                                       cb_blocks=30, **kwargs)
+
+    at_defaults = serve_cb(defaults=True)
+    assert "--continuous-batching" in at_defaults
+    assert "--cb-num-blocks" not in at_defaults and "--cb-max-memory-percent" not in at_defaults
+    shared = serve_cb(defaults=True, cb_memory=0.2)
+    assert shared[-2:] == ["--cb-max-memory-percent", "0.2"] and "--cb-num-blocks" not in shared
+    assert serve_cb(cb_memory=0.2)[-2:] == ["--cb-num-blocks", "30"]  # controlled: sized to fit
+    assert "its paged cache at its own size" in bench_report.condition_text({"defaults": True})
+
+
 def test_defaults_and_threads_do_not_go_together() -> None:
     done = run_bench("--defaults", "--threads", "1", timeout=60)
     assert done.returncode != 0 and "leave out --threads" in done.stderr
@@ -126,17 +144,21 @@ def test_every_prompt_lets_the_gradio_endpoint_answer_200_tokens() -> None:
 
 
 @pytest.mark.slow
-def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["local", "llamacpp"])
+def test_the_threads_benchmark_times_every_setting_under_every_load(tmp_path: Path,
+                                                                    engine: str) -> None:
     """``python -m benchmarks.threads``: each setting in its own process, beside each load; the
-    table goes between the document's markers."""
+    table goes between the document's markers (the llama.cpp engine's between its own)."""
     from benchmarks import peers, threads
 
     model = peers.build_checkpoint(tmp_path / "tiny", "tiny")
     doc = tmp_path / "PERFORMANCE.md"
-    doc.write_text(f"Kept.\n{threads.DOC_START}\nold\n{threads.DOC_END}\n")
+    start, end = threads.LLAMACPP_DOC if engine == "llamacpp" else (threads.DOC_START,
+                                                                     threads.DOC_END)
+    doc.write_text(f"Kept.\n{start}\nold\n{end}\n")
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.threads", "--model-dir", str(model), "--rounds", "1",
-         "--steps", "5", "--batch", "2", "--doc", str(doc)],
+         "--steps", "5", "--batch", "2", "--doc", str(doc), "--engine", engine],
         cwd=ROOT, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr[-3000:]
     text = doc.read_text()

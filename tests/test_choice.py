@@ -35,9 +35,10 @@ class FakeProbe:
     def ram_free_gib(self) -> float:
         return self.ram
 
-    def cached(self, model_id: str) -> bool:
+    def cached(self, model_id: str, quant: str | None = None) -> bool:
+        """``in_cache`` holds ids (every file of a GGUF repository) or ``id@QUANT`` (one)."""
         self.asked.append(model_id)
-        return model_id in self.in_cache
+        return model_id in self.in_cache or f"{model_id}@{quant}" in self.in_cache
 
     def downloadable(self, model_id: str) -> bool:
         self.asked.append(model_id)
@@ -97,15 +98,17 @@ def test_without_a_gpu_or_weights_the_demo_model_is_served_with_a_banner():
     picked = choice.choose(Settings(port=9999), probe)
     assert picked.settings.model == str(demo_dir())
     assert picked.settings.port == 9999 and picked.settings.demo
-    assert probe.asked == [SMALL, SMALL]  # cached? downloadable? Only the 1.8B; the GGUF needs
-    # llama-cpp-python, not installed here, so its weights are not even looked for.
+    # Cached? Downloadable? Only the 1.8B: its GGUF (Q8_0 or Q4_K_M) too, for what the banner
+    # says, since it needs llama-cpp-python, which is not installed here.
+    assert probe.asked == [GGUF_SMALL] * 3 + [SMALL, SMALL]
     what = ("the bundled demo model (demo-model, under 1M parameters): it knows only the 50 "
             "phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your help, and "
             "answers anything else with nonsense")
-    commands = ("For a real model: `huggingface-cli download tencent/Hy-MT2-1.8B`, then `bash "
-                "launch.sh --model tencent/Hy-MT2-1.8B` (slow without a GPU); on a machine with "
-                "a GPU, `bash launch.sh` picks what fits; or a translation server: `bash "
-                "launch.sh --engine openai --endpoint URL --model tencent/Hy-MT2-7B`.")
+    commands = ("For a real model without a GPU: `huggingface-cli download "
+                "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "
+                "runs the file through llama.cpp); on a machine with a GPU, `bash launch.sh` "
+                "picks what fits; or a translation server: `bash launch.sh --engine openai "
+                "--endpoint URL --model tencent/Hy-MT2-7B`.")
     why = ("No GPU was found, and no Hy-MT2-1.8B weights are cached here or could be "
            "downloaded.")
     assert picked.banner == f"**Demo model.** {why} This is {what}. {commands}"
@@ -196,23 +199,23 @@ GGUF_SMALL = "tencent/Hy-MT2-1.8B-GGUF"
 
 
 def test_without_a_gpu_a_cached_gguf_runs_through_llama_cpp_when_it_is_installed():
-    probe = FakeProbe(in_cache={GGUF_SMALL, SMALL}, llama_cpp=True)
+    probe = FakeProbe(in_cache={f"{GGUF_SMALL}@Q4_K_M", SMALL}, llama_cpp=True)
     picked = choice.choose(Settings(), probe)
     assert (picked.settings.model, picked.settings.engine) == (GGUF_SMALL, "llamacpp")
     assert picked.reason.startswith(f"{GGUF_SMALL} in Q4_K_M through llama.cpp (about ")
     assert picked.banner == ""
-    # Not installed: the row is skipped and its weights are not looked for.
+    # Not installed: the row is skipped, and the page says why the 1.8B is slow.
     probe = FakeProbe(in_cache={GGUF_SMALL, SMALL})
     picked = choice.choose(Settings(), probe)
     assert (picked.settings.model, picked.settings.engine) == (SMALL, "process")
-    assert GGUF_SMALL not in probe.asked
+    assert picked.banner.startswith("**Slow model path.**")
 
 
-def test_a_gguf_row_is_taken_from_the_cache_only_and_never_by_a_server_engine():
+def test_a_gguf_row_may_download_and_is_never_taken_by_a_server_engine():
     probe = FakeProbe(online={GGUF_SMALL, SMALL}, llama_cpp=True)
     picked = choice.choose(Settings(), probe)
-    assert (picked.settings.model, picked.settings.engine) == (SMALL, "process")
-    assert probe.asked == [GGUF_SMALL, SMALL, SMALL]  # the GGUF: cached? only
+    assert (picked.settings.model, picked.settings.engine) == (GGUF_SMALL, "llamacpp")
+    assert probe.asked == [GGUF_SMALL] * 3  # cached Q8_0? Q4_K_M? downloadable?
     picked = choice.choose(Settings(engine="vllm"),
                            FakeProbe(in_cache={GGUF_SMALL}, online={SMALL}, llama_cpp=True))
     assert (picked.settings.model, picked.settings.engine) == (SMALL, "vllm")

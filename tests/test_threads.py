@@ -80,10 +80,11 @@ def test_a_policy_the_user_chose_is_kept():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("engine", ["process", "local"])
+@pytest.mark.parametrize("engine", ["process", "local", "llamacpp"])
 def test_the_app_on_two_cores_decodes_on_both_with_sleeping_idle_threads(engine):
-    """``python app.py --demo`` at its defaults (the engine in its own process) and in-process,
-    held to two CPUs: the engine says it takes both, OpenMP runs passive, and it translates."""
+    """``python app.py --demo`` at its defaults (the engine in its own process), in-process, and
+    through llama.cpp (the demo as a GGUF; llama.cpp's CPU build runs on OpenMP too), held to two
+    CPUs: the engine says it takes both, OpenMP runs passive, and it translates."""
     port = free_port()
     cmd = [sys.executable, str(REPO / "app.py"), "--demo", "--no-warmup", "--port", str(port),
            "--engine", engine, "--log-level", "info"]

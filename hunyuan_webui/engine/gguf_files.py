@@ -3,8 +3,9 @@
 A GGUF model is a local ``.gguf`` file, a directory holding some, or a hub repository of them
 (Tencent's ``tencent/HY-MT1.5-1.8B-GGUF``, ``tencent/Hy-MT2-7B-GGUF``...). A repository holds one
 file per quantization; :func:`pick_file` takes the one whose name ends in the quantization asked
-for (``--gguf-quant``, default ``Q4_K_M``), or the only one there is. File names differ in case
-between repositories, so they are matched case-insensitively, never hard-coded.
+for (``--gguf-quant``; its default ``auto`` takes ``Q4_K_M``, else ``Q8_0``), or the only one
+there is. File names differ in case between repositories, so they are matched
+case-insensitively, never hard-coded.
 
 :func:`write_gguf` writes a ``hunyuan-dense`` GGUF (llama.cpp's name for
 ``HunYuanDenseV1ForCausalLM``) from a checkpoint with a byte-level BPE tokenizer, with the
@@ -26,10 +27,16 @@ from typing import Any
 
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.errors import ModelLoadError
+from hunyuan_webui.model_size import quant_of
+
+__all__ = ["AUTO_QUANTS", "DEFAULT_QUANT", "LLAMA_FTYPES", "is_gguf", "locate",
+           "pick_file", "quant_of", "quantize_gguf", "write_gguf"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_QUANT = "Q4_K_M"
+AUTO_QUANTS = ("Q4_K_M", "Q8_0")  # what --gguf-quant auto takes from a repository, in order
+LLAMA_FTYPES = {"F16": 1, "Q8_0": 7, "Q4_K_M": 15}  # llama.cpp's LLAMA_FTYPE_MOSTLY_*
 WRITER_VERSION = "2"  # part of the demo GGUF's cache key: a changed writer writes it again
 # Files in a GGUF repository that are not the language model.
 _NOT_MODELS = re.compile(r"mmproj|vision|draft|imatrix", re.IGNORECASE)
@@ -54,23 +61,17 @@ def pick_file(files: Iterable[str], quant: str = DEFAULT_QUANT) -> str:
                     and (_SHARD.search(f) is None or _SHARD.search(f).group(1) == "00001"))
     if not models:
         raise ModelLoadError("There is no .gguf model file there.")
-    wanted = quant.upper()
-    matches = [f for f in models if quant_of(f).upper() == wanted]
-    if matches:
-        return matches[0]
+    for wanted in AUTO_QUANTS if quant.lower() == "auto" else (quant.upper(),):
+        matches = [f for f in models if quant_of(f).upper() == wanted]
+        if matches:
+            return matches[0]
+    quant = DEFAULT_QUANT if quant.lower() == "auto" else quant
     if len(models) == 1:  # a one-file repository (the 2-bit builds): its only file
         log.info("taking %s, the only GGUF file there (asked for %s)", models[0], quant)
         return models[0]
     found = ", ".join(sorted({quant_of(f) for f in models}))
     raise ModelLoadError(f"No {quant} file among the GGUF files there; choose one of {found} "
                          "with --gguf-quant.")
-
-
-def quant_of(filename: str) -> str:
-    """``Hy-MT2-7B-Q4_K_M.gguf`` -> ``Q4_K_M`` (the part after the model name)."""
-    stem = _SHARD.sub(".gguf", Path(filename).name)[: -len(".gguf")]
-    match = re.search(r"[-_.]((?:I?Q|F|BF|TQ)\d[\w]*|\d+(?:\.\d+)?[Bb]it)$", stem)
-    return match.group(1) if match else stem
 
 
 def locate(spec: ModelSpec, quant: str = DEFAULT_QUANT) -> Path:
@@ -121,9 +122,12 @@ def _picked(repo: str, files: list[str], quant: str) -> str:
 
 
 # -- writing ---------------------------------------------------------------------------------
-def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str],
+               ftype: str = "F32") -> Path:
     """Write ``checkpoint`` (a ``hunyuan_v1_dense`` directory with a byte-level BPE
-    ``tokenizer.json``) as a ``hunyuan-dense`` GGUF file at ``out``."""
+    ``tokenizer.json``) as a ``hunyuan-dense`` GGUF file at ``out``; ``ftype`` ``F16`` stores the
+    matrices in 16 bits (norms stay F32, as llama.cpp's converter does), the input of its
+    quantizer."""
     import gguf
     from safetensors.numpy import load_file
 
@@ -135,7 +139,7 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
     out = Path(out)
     arch = gguf.MODEL_ARCH_NAMES[gguf.MODEL_ARCH.HUNYUAN_DENSE]
     writer = gguf.GGUFWriter(str(out), arch)
-    _write_hparams(writer, config, src.name)
+    _write_hparams(writer, config, src.name, ftype)
     _write_vocab(writer, src, config)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.HUNYUAN_DENSE, config["num_hidden_layers"])
     tensors: dict[str, Any] = {}
@@ -147,7 +151,8 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
         mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if mapped is None:
             raise ValueError(f"{src}: no GGUF name for tensor {name}")
-        writer.add_tensor(mapped, data.astype("float32"))
+        half = ftype == "F16" and data.ndim > 1
+        writer.add_tensor(mapped, data.astype("float16" if half else "float32"))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -155,7 +160,29 @@ def write_gguf(checkpoint: str | os.PathLike[str], out: str | os.PathLike[str]) 
     return out
 
 
-def _write_hparams(writer: Any, config: dict[str, Any], name: str) -> None:
+def quantize_gguf(src: str | os.PathLike[str], out: str | os.PathLike[str], quant: str,
+                  threads: int = 0) -> Path:
+    """``src`` (an F32 or F16 GGUF) quantized to ``quant`` (a key of :data:`LLAMA_FTYPES`) at
+    ``out`` by llama.cpp's own quantizer (``llama_model_quantize``, through llama-cpp-python)."""
+    import llama_cpp
+
+    from hunyuan_webui.engine.threads import engine_threads
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = LLAMA_FTYPES[quant.upper()]
+    params.nthread = threads or engine_threads()
+    out = Path(out)
+    partial = out.with_name(f".{out.name}.{os.getpid()}")
+    failed = llama_cpp.llama_model_quantize(str(src).encode(), str(partial).encode(),
+                                            llama_cpp.byref(params))
+    if failed:
+        partial.unlink(missing_ok=True)
+        raise ModelLoadError(f"llama.cpp could not quantize {Path(src).name} to {quant}.")
+    os.replace(partial, out)
+    return out
+
+
+def _write_hparams(writer: Any, config: dict[str, Any], name: str, ftype: str = "F32") -> None:
     import gguf
 
     head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
@@ -179,7 +206,8 @@ def _write_hparams(writer: Any, config: dict[str, Any], name: str) -> None:
     writer.add_rope_freq_base(base)
     writer.add_rope_scaling_type(gguf.RopeScalingType.NONE)
     writer.add_vocab_size(config["vocab_size"])
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if ftype == "F16"
+                         else gguf.LlamaFileType.ALL_F32)
 
 
 def _write_vocab(writer: Any, src: Path, config: dict[str, Any]) -> None:

@@ -41,6 +41,23 @@ def available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+def cpu_has_amx() -> bool:
+    """Whether the CPU has Intel AMX (server Xeons from Sapphire Rapids on; no laptop CPU).
+
+    There, llama-cpp-python 0.3.36 built for the machine (``-march=native``) puts quantized
+    weights (Q8_0, Q4_K_M...) in AMX buffers, and the first decode dies with SIGSEGV in
+    ``ggml_backend_amx_mul_mat`` (seen on this project's Xeon build machines; F32 and F16 are not
+    affected). Loading without llama.cpp's extra buffer types avoids it."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return "amx_int8" in line.split()
+    except OSError:  # not Linux
+        pass
+    return False
+
+
 def _bindings() -> Any:
     """The ``llama_cpp`` C bindings, with llama.cpp's own logging routed to ours."""
     global _log_callback
@@ -71,6 +88,8 @@ class LlamaModel:
         _LOG_LINES.clear()
         params = lib.llama_model_default_params()
         params.n_gpu_layers = -1 if gpu else 0  # -1: every layer, where the build can offload
+        if cpu_has_amx():  # see cpu_has_amx: no AMX (nor the other repacked weight layouts)
+            params.use_extra_bufts = False
         model = lib.llama_model_load_from_file(str(path).encode(), params)
         if not model:
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {_last_words()}")

@@ -21,7 +21,6 @@ answers are equal wherever the two forward passes agree. Text goes through
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +33,7 @@ from hunyuan_webui.engine.llama_model import LlamaModel
 from hunyuan_webui.engine.sampling import choose
 from hunyuan_webui.engine.scheduler import BatchingEngine
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
+from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
 from hunyuan_webui.errors import TranslatorError
 
 log = logging.getLogger(__name__)
@@ -82,7 +82,8 @@ class LlamaCppEngine(BatchingEngine):
         if dtype not in ("auto", "fp32", "fp16", "bf16"):
             log.warning("--dtype %s is ignored by llama.cpp: a GGUF file is run as quantized "
                         "(choose the file with --gguf-quant)", dtype)
-        self._threads = cpu_threads or max(1, (os.cpu_count() or 2) - 1)
+        # The PyTorch engine's policy (engine/threads.py): llama.cpp's CPU build runs on OpenMP too.
+        self._threads = engine_threads(cpu_threads)
         self._model: LlamaModel | None = None
         self._rows: list[_Row] = []  # admitted: being read or decoded
         self._free_seqs = list(range(max_batch_size))
@@ -143,7 +144,9 @@ class LlamaCppEngine(BatchingEngine):
     # -- the scheduler thread ---------------------------------------------------------------------
     def _load(self) -> None:
         path = locate(self.spec, self._quant)
-        log.info("loading %s with llama.cpp (%d threads)", path, self._threads)
+        log.info("loading %s with llama.cpp", path)
+        log.info("CPU threads: %d of %d cores (idle threads %s)", self._threads, usable_cores(),
+                 "sleep" if idle_threads_sleep() else "spin first")
         self._model = LlamaModel(path, n_ctx=2 * self.context_tokens,
                                  n_seq_max=self.max_batch_size,
                                  n_batch=self.prefill_chunk_tokens + self.max_batch_size,

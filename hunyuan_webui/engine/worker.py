@@ -104,7 +104,7 @@ def _prepare_process(log_settings: dict[str, Any], runner: str, cpu_threads: int
     hf_logging.set_verbosity(log_settings["transformers"])
     if not log_settings["progress_bars"]:
         hf_logging.disable_progress_bar()
-    if runner == kinds.PROCESS:  # OpenMP reads its wait policy when torch loads it
+    if runner in (kinds.PROCESS, kinds.LLAMACPP):  # OpenMP reads its policy when torch or llama.cpp loads it
         let_idle_threads_sleep(cpu_threads)
 
 
