@@ -226,6 +226,7 @@ class ManagedEngine(SupervisedEngine):
         if not self._model:
             try:
                 self._model = self._model_to_load()
+                self.server.command(self.spec, self.config, self._model, 0)  # its vocabulary
             except errors.TranslatorError as exc:
                 self._set(EngineState.FAILED, exc.user_message)
                 return None
@@ -306,7 +307,9 @@ class ManagedEngine(SupervisedEngine):
         whatever the model needs there), pointed at this server."""
         config = replace(self.config, kind=kinds.OPENAI, endpoint=process.url, api_key=None,
                          remote_model=self.server.served_name(self.spec, model))
-        return OpenAIEngine.from_config(self.spec, config)
+        # llama-server: the prompt rendered here, never by the GGUF's own chat template.
+        return OpenAIEngine.from_config(self.spec, config,
+                                        own_prompt=self.server.engine == kinds.LLAMA_SERVER)
 
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""
