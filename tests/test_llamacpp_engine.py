@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import pytest
 from apphelpers import LONG_PAIR, LONG_TEXT, wait_until
+from ggufhelpers import PAD, WRONG_TEMPLATE, write_wrong_gguf
 
 from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
@@ -27,7 +28,6 @@ from hunyuan_webui.core.chat import CHAT_FORMATS
 from hunyuan_webui.core.config import EngineConfig
 from hunyuan_webui.demo.formats import FORMATS
 from hunyuan_webui.demo.gguf import ensure_demo_gguf
-from hunyuan_webui.demo.model import SIDECAR, ensure_demo_model
 from hunyuan_webui.engine import (
     GREEDY,
     DecodingOptions,
@@ -157,27 +157,9 @@ def test_every_demo_phrase_comes_back_exact_through_llama_cpp(llamacpp, engine, 
         "cpu (llama.cpp)", "F32", "hunyuan-mt-demo-F32.gguf")
 
 
-# A converter's mistakes, as users meet them in GGUF runtimes: a template that drops the turn markers
-# and writes text of its own, and end-of-generation metadata naming another token (the pad).
-WRONG_TEMPLATE = ("{{ 'You are a helpful assistant.' }}{% for m in messages %}"
-                  "{{ m['content'][::-1] }}{% endfor %}")
-
-
 @pytest.fixture(scope="module")
 def wrong_gguf(tmp_path_factory) -> models.ModelSpec:
-    source = tmp_path_factory.mktemp("wrong") / "checkpoint"
-    shutil.copytree(ensure_demo_model(), source)
-    settings = json.loads((source / "tokenizer_config.json").read_text())
-    (source / "tokenizer_config.json").write_text(
-        json.dumps({**settings, "chat_template": WRONG_TEMPLATE}))
-    config = json.loads((source / "config.json").read_text())
-    pad = config["pad_token_id"]
-    (source / "config.json").write_text(json.dumps({**config, "eos_token_id": pad,
-                                                    "eod_token_id": pad}))
-    out = source.parent / "hunyuan-mt-demo-wrong-F32.gguf"
-    write_gguf(source, out)
-    shutil.copyfile(source / SIDECAR, out.parent / SIDECAR)
-    return models.resolve(str(out))
+    return models.resolve(str(write_wrong_gguf(tmp_path_factory.mktemp("wrong"))))
 
 
 @pytest.mark.slow
@@ -193,7 +175,7 @@ def test_a_wrong_embedded_template_changes_nothing(wrong_gguf, llama, phrases):
     wrong = LlamaCppEngine(wrong_gguf, max_new_tokens=64, cpu_threads=1, warmup=False)
     try:
         assert wrong.wait_ready(60).state == EngineState.READY, wrong.status().reason
-        assert wrong.stop_ids == llama.stop_ids == {769} and eos == 770  # <|eos|>, not <|pad|>
+        assert wrong.stop_ids == llama.stop_ids == {769} and eos == PAD  # <|eos|>, not <|pad|>
         prompts = [p.prompt for p in phrases]
         assert [wrong.render(p) for p in prompts] == [llama.render(p) for p in prompts]
         streams = wrong.submit(prompts, GREEDY)

@@ -344,7 +344,7 @@ def test_stop_ids_and_tokenizer_come_from_the_checkpoint(demo_dir):
         assert engine.count_tokens("Hello") < approximate_tokens("Hello") + 2
 
 
-def test_a_prompt_rendered_here_goes_to_completions_not_through_a_chat_template(demo_dir):
+def test_a_prompt_rendered_here_goes_to_completions_not_through_a_chat_template():
     """What a managed llama-server is sent: the prompt in the project's own chat format (its
     GGUF's template is never used), with the user's text as text."""
     prompt = "Translate the following segment into English, without additional explanation." \
@@ -354,15 +354,6 @@ def test_a_prompt_rendered_here_goes_to_completions_not_through_a_chat_template(
         assert ready(engine).generate(prompt, GREEDY) == "Thank you for your help."
         assert fake.paths == ["/v1/completions"] and "messages" not in fake.bodies[0]
         assert fake.bodies[0]["prompt"] == f"<|startoftext|>{prompt}<|extra_0|>"
-    spec = resolve(demo_dir)
-    config = Settings(model=demo_dir, engine="openai", endpoint="http://127.0.0.1:9/v1",
-                      engine_start_timeout=1).engine_config()
-    for own, expected in ((True, CHAT_FORMATS["hunyuan-7b"]), (False, None)):
-        engine = OpenAIEngine.from_config(spec, config, own_prompt=own)
-        try:
-            assert engine.prompt_format is expected
-        finally:
-            engine.close()
 
 
 def test_approximate_token_counts():

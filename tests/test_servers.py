@@ -7,14 +7,13 @@ checkpoint formats.
 
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from ggufhelpers import write_wrong_gguf
 
 from hunyuan_webui import models
 from hunyuan_webui.core import kinds
@@ -65,20 +64,13 @@ def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
         "--threads", "3"]
 
 
-def test_llama_server_ends_at_the_chat_formats_stop_token_by_id(tmp_path, demo_path):
-    """The GGUF's own end-of-generation metadata names the pad token (a converter's mistake): the
+def test_llama_server_ends_at_the_chat_formats_stop_token_by_id(tmp_path):
+    """The GGUF's end-of-generation metadata names the pad token (a converter's mistake): the
     command overrides it with <|eos|>'s id in the file's vocabulary, and never asks for --jinja
     (the remote engine sends prompts rendered here to /v1/completions)."""
-    from hunyuan_webui.demo.model import SIDECAR
-    from hunyuan_webui.engine.gguf_files import token_ids, write_gguf
+    from hunyuan_webui.engine.gguf_files import token_ids
 
-    source = tmp_path / "checkpoint"
-    shutil.copytree(demo_path, source)
-    config = json.loads((source / "config.json").read_text())
-    (source / "config.json").write_text(json.dumps({**config, "eos_token_id": 770,
-                                                    "eod_token_id": 770}))
-    gguf = write_gguf(source, tmp_path / "demo-F32.gguf")
-    shutil.copyfile(source / SIDECAR, tmp_path / SIDECAR)
+    gguf = write_wrong_gguf(tmp_path)
     spec = models.resolve(str(gguf))
     command = installed("llama-server").command(spec, EngineConfig(device="cpu"), str(gguf), 1)
     assert "--jinja" not in command
@@ -90,9 +82,9 @@ def test_llama_server_ends_at_the_chat_formats_stop_token_by_id(tmp_path, demo_p
         installed("llama-server").command(replace(spec, chat_format="hy-1.8b"), EngineConfig(),
                                           str(gguf), 1)
     assert err.value.user_message == (
-        "demo-F32.gguf has no <｜hy_begin▁of▁sentence｜>, <｜hy_User｜>, <｜hy_Assistant｜>, "
-        "<｜hy_place▁holder▁no▁2｜> token: is it a model of the family named? (A hymt.json beside "
-        "it can name its chat_format.)")
+        "hunyuan-mt-demo-wrong-F32.gguf has no <｜hy_begin▁of▁sentence｜>, <｜hy_User｜>, "
+        "<｜hy_Assistant｜>, <｜hy_place▁holder▁no▁2｜> token: is it a model of the family named? "
+        "(A hymt.json beside it can name its chat_format.)")
 
 
 def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hunyuan_webui.core import kinds
+from hunyuan_webui.core.chat import ChatFormat
 from hunyuan_webui.engine.base import DecodingOptions
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,11 @@ REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generat
 def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: int,
                  dialect: str, stop_token_ids: Sequence[int] = (),
                  chat_template_kwargs: dict[str, Any] | None = None,
-                 rendered: str | None = None) -> dict[str, Any]:
+                 prompt_format: ChatFormat | None = None) -> dict[str, Any]:
     """The ``/chat/completions`` body for one prompt in one dialect (see the module docstring);
-    with ``rendered`` (the prompt already in the model's chat format) the ``/completions`` body,
-    so that no chat template of the server's is applied."""
+    with a ``prompt_format`` the ``/completions`` body, the prompt rendered in it here, so that no
+    chat template of the server's is applied."""
+    rendered = prompt_format.text(prompt) if prompt_format else None
     body: dict[str, Any] = {
         "model": model,
         **({"prompt": rendered} if rendered is not None
