@@ -17,18 +17,19 @@ WRONG_TEMPLATE = ("{{ 'You are a helpful assistant.' }}{% for m in messages %}"
 PAD = 770  # the demo's <|pad|>, which the wrong file names as its end of generation
 
 
-def write_wrong_gguf(folder: Path) -> Path:
-    """The demo model as ``folder/hunyuan-mt-demo-wrong-F32.gguf`` (its ``hymt.json`` beside it),
-    with :data:`WRONG_TEMPLATE` as its chat template and ``<|pad|>`` as its EOS and EOT."""
+def write_wrong_gguf(folder: Path, fmt: str = "7b") -> Path:
+    """The demo model of chat format ``fmt`` as ``folder/hunyuan-mt-demo-wrong-F32.gguf`` (its
+    ``hymt.json`` beside it), with :data:`WRONG_TEMPLATE` as its chat template and its pad token
+    (``<|pad|>``, :data:`PAD`, for the 7B format) as its EOS and EOT."""
     source = folder / "checkpoint"
-    shutil.copytree(ensure_demo_model(), source)
+    shutil.copytree(ensure_demo_model(fmt), source)
     settings = json.loads((source / "tokenizer_config.json").read_text())
     (source / "tokenizer_config.json").write_text(
         json.dumps({**settings, "chat_template": WRONG_TEMPLATE}))
     config = json.loads((source / "config.json").read_text())
-    assert config["pad_token_id"] == PAD
-    (source / "config.json").write_text(json.dumps({**config, "eos_token_id": PAD,
-                                                    "eod_token_id": PAD}))
+    pad = config["pad_token_id"]
+    (source / "config.json").write_text(json.dumps({**config, "eos_token_id": pad,
+                                                    "eod_token_id": pad}))
     out = write_gguf(source, folder / "hunyuan-mt-demo-wrong-F32.gguf")
     shutil.copyfile(source / SIDECAR, folder / SIDECAR)
     return out

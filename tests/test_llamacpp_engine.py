@@ -206,6 +206,30 @@ def test_the_answer_ends_at_the_stop_token_id_not_at_text(llama, phrases):
 
 
 @pytest.mark.slow
+def test_the_1_8b_format_comes_from_the_own_table_and_ends_at_its_stop_id(tmp_path, phrases):
+    """The 1.8B models' format (other markers, another stop token), also from a wrong GGUF."""
+    from transformers import AutoTokenizer
+
+    from hunyuan_webui.demo.model import demo_dir
+
+    spec = models.resolve(str(write_wrong_gguf(tmp_path, "1.8b")))
+    assert spec.chat_format == "hy-1.8b"
+    tokenizer = AutoTokenizer.from_pretrained(demo_dir("1.8b"))
+    engine = LlamaCppEngine(spec, max_new_tokens=64, cpu_threads=1, warmup=False)
+    try:
+        assert engine.wait_ready(60).state == EngineState.READY, engine.status().reason
+        assert engine.stop_ids == {tokenizer.convert_tokens_to_ids("<｜hy_place▁holder▁no▁2｜>")}
+        prompts = [p.prompt_in("hy-mt2") for p in phrases]
+        assert tokenizer.decode(engine.render(prompts[0])) == \
+            f"<｜hy_begin▁of▁sentence｜><｜hy_User｜>{prompts[0]}<｜hy_Assistant｜>"
+        streams = engine.submit(prompts, GREEDY)
+        assert [s.result() for s in streams] == [p.target for p in phrases]
+        assert {s.finish_reason for s in streams} == {"stop"}
+    finally:
+        engine.close()
+
+
+@pytest.mark.slow
 def test_the_service_streams_valid_text_and_caches_it(llamacpp, gguf_spec, demo_settings, phrases):
     settings = replace(demo_settings, model=gguf_spec.id, engine="llamacpp", cache_size=64)
     translator = Translator(llamacpp, gguf_spec, settings, cache=PhraseCache(size=64))
