@@ -1,8 +1,9 @@
 """Prompt text exactly as the model cards write it, read from one data file per prompt family.
 
 Each function returns the *user message*; the chat format around it (``<|startoftext|>`` ...
-``<|extra_0|>`` for the 7B models, other tokens for the 1.8B and 30B ones) is always added by the
-model's own ``tokenizer.apply_chat_template`` in the engine, never here. There is no system prompt.
+``<|extra_0|>`` for the 7B models, other tokens for the 1.8B and 30B ones) is added in the engine,
+never here: by the model's own ``tokenizer.apply_chat_template``, or for GGUF files (llama.cpp,
+llama-server) from :mod:`hunyuan_webui.core.chat`, their tokens by id. There is no system prompt.
 
 Why data files: a family's prompts are facts copied from its model card, and a new family (Hy-MT3
 once its card is readable) must be a new file, not new branches. ``prompt_families/<name>.toml``

@@ -1,9 +1,11 @@
 """GGUF checkpoints through llama.cpp (``--engine llamacpp``), on a GGUF of the demo model.
 
 The GGUF is written from the demo checkpoint's own weights (F32, nothing quantized) by
-:func:`~hunyuan_webui.engine.gguf_files.write_gguf`. llama.cpp then renders the same prompt
-tokens as transformers, and greedy decoding gives the PyTorch engine's answers, for every demo
-phrase, also when all of them are decoded in one batch. The first tests need no model: which file
+:func:`~hunyuan_webui.engine.gguf_files.write_gguf`. The engine renders the prompt in the project's
+own chat format (the same tokens as transformers' template), and greedy decoding gives the PyTorch
+engine's answers, for every demo phrase, also when all of them are decoded in one batch; also from
+a GGUF whose embedded chat template and end-of-generation metadata are wrong, which are never
+trusted. The first tests need no model: which file
 of a GGUF repository is taken, and the messages people get.
 """
 
@@ -16,12 +18,15 @@ from dataclasses import replace
 
 import pytest
 from apphelpers import LONG_PAIR, LONG_TEXT, wait_until
+from ggufhelpers import PAD, WRONG_TEMPLATE, write_wrong_gguf
 
 from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.choice import with_demo
 from hunyuan_webui.core import kinds
+from hunyuan_webui.core.chat import CHAT_FORMATS
 from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.demo.formats import FORMATS
 from hunyuan_webui.demo.gguf import ensure_demo_gguf
 from hunyuan_webui.engine import (
     GREEDY,
@@ -82,6 +87,22 @@ def test_without_llama_cpp_python_the_message_says_how_to_install_it(monkeypatch
         "NVIDIA GPU or CMAKE_ARGS=\"-DGGML_METAL=on\" on a Mac), then start the translator again.")
 
 
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_the_own_chat_formats_write_what_the_demo_templates_write(fmt):
+    """The table llama.cpp prompts come from against the templates the demo models were trained
+    in (Tencent's formats, HY-MT2.md §1.5)."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    demo = FORMATS[fmt]
+    message = "Translate into English.\n\n<|eos|>你好"
+    rendered = ImmutableSandboxedEnvironment().from_string(demo.template).render(
+        messages=[{"role": "user", "content": message}], add_generation_prompt=True,
+        bos_token=demo.bos, eos_token=demo.eos)
+    own = CHAT_FORMATS[demo.registry_format]
+    assert own.text(message) == rendered
+    assert own.stops == (demo.eos,)
+
+
 def test_only_byte_level_hunyuan_checkpoints_are_written(tmp_path, demo_path):
     shutil.copytree(demo_path, tmp_path / "other")
     config = json.loads((tmp_path / "other" / "config.json").read_text())
@@ -134,6 +155,78 @@ def test_every_demo_phrase_comes_back_exact_through_llama_cpp(llamacpp, engine, 
     status = llamacpp.status()
     assert (status.device, status.dtype, status.extra["gguf"]) == (
         "cpu (llama.cpp)", "F32", "hunyuan-mt-demo-F32.gguf")
+
+
+@pytest.fixture(scope="module")
+def wrong_gguf(tmp_path_factory) -> models.ModelSpec:
+    return models.resolve(str(write_wrong_gguf(tmp_path_factory.mktemp("wrong"))))
+
+
+@pytest.mark.slow
+def test_a_wrong_embedded_template_changes_nothing(wrong_gguf, llama, phrases):
+    """Every demo phrase exact from the GGUF with the wrong template and end metadata: the
+    prompt is the project's own, and the answer ends at <|eos|>, found by id in the vocabulary."""
+    import gguf
+
+    reader = gguf.GGUFReader(wrong_gguf.local_path)
+    field = reader.get_field("tokenizer.chat_template")
+    assert field.contents() == WRONG_TEMPLATE
+    eos = int(reader.get_field("tokenizer.ggml.eos_token_id").contents())
+    wrong = LlamaCppEngine(wrong_gguf, max_new_tokens=64, cpu_threads=1, warmup=False)
+    try:
+        assert wrong.wait_ready(60).state == EngineState.READY, wrong.status().reason
+        assert wrong.stop_ids == llama.stop_ids == {769} and eos == PAD  # <|eos|>, not <|pad|>
+        prompts = [p.prompt for p in phrases]
+        assert [wrong.render(p) for p in prompts] == [llama.render(p) for p in prompts]
+        streams = wrong.submit(prompts, GREEDY)
+        assert [s.result() for s in streams] == [p.target for p in phrases]
+        assert {s.finish_reason for s in streams} == {"stop"}
+    finally:
+        wrong.close()
+
+
+@pytest.mark.slow
+def test_the_answer_ends_at_the_stop_token_id_not_at_text(llama, phrases):
+    """A user's "<|eos|>" is text, never the stop token; and without the stop id an answer runs
+    on to its cap: nothing else stops it (the GGUF's own end-of-generation token is never
+    consulted, and a stop token has no text to match)."""
+    rendered = llama.render("Hello <|eos|> world")
+    assert 769 not in rendered and rendered[0] == 768 and rendered[-1] == 771  # bos, <|extra_0|>
+    phrase = phrases[0]
+    stops = llama.stop_ids
+    try:
+        llama.stop_ids = frozenset()
+        stream = llama.stream(phrase.prompt, DecodingOptions(deterministic=True,
+                                                             max_new_tokens=40))
+        assert stream.result().startswith(phrase.target)
+        assert (stream.finish_reason, stream.usage.completion_tokens) == ("length", 40)
+    finally:
+        llama.stop_ids = stops
+    assert llama.generate(phrase.prompt, GREEDY) == phrase.target
+
+
+@pytest.mark.slow
+def test_the_1_8b_format_comes_from_the_own_table_and_ends_at_its_stop_id(tmp_path, phrases):
+    """The 1.8B models' format (other markers, another stop token), also from a wrong GGUF."""
+    from transformers import AutoTokenizer
+
+    from hunyuan_webui.demo.model import demo_dir
+
+    spec = models.resolve(str(write_wrong_gguf(tmp_path, "1.8b")))
+    assert spec.chat_format == "hy-1.8b"
+    tokenizer = AutoTokenizer.from_pretrained(demo_dir("1.8b"))
+    engine = LlamaCppEngine(spec, max_new_tokens=64, cpu_threads=1, warmup=False)
+    try:
+        assert engine.wait_ready(60).state == EngineState.READY, engine.status().reason
+        assert engine.stop_ids == {tokenizer.convert_tokens_to_ids("<｜hy_place▁holder▁no▁2｜>")}
+        prompts = [p.prompt_in("hy-mt2") for p in phrases]
+        assert tokenizer.decode(engine.render(prompts[0])) == \
+            f"<｜hy_begin▁of▁sentence｜><｜hy_User｜>{prompts[0]}<｜hy_Assistant｜>"
+        streams = engine.submit(prompts, GREEDY)
+        assert [s.result() for s in streams] == [p.target for p in phrases]
+        assert {s.finish_reason for s in streams} == {"stop"}
+    finally:
+        engine.close()
 
 
 @pytest.mark.slow

@@ -15,17 +15,20 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 from apphelpers import free_port, wait_until
+from ggufhelpers import write_wrong_gguf
 from gradio_client import Client
 
 from hunyuan_webui import models
-from hunyuan_webui.engine import GREEDY, EngineState
+from hunyuan_webui.core.config import EngineConfig
+from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState
 from hunyuan_webui.engine.managed import ManagedEngine
-from hunyuan_webui.engine.servers import SERVERS
+from hunyuan_webui.engine.servers import SERVERS, Server, own_stop_overrides
 from hunyuan_webui.errors import EngineError
 from hunyuan_webui.settings import Settings
 
@@ -115,6 +118,49 @@ def test_a_killed_server_ends_its_streams_clearly_and_is_restarted(engine, phras
     assert gone(old) and not session(old)
     assert any(r.levelname == "WARNING" and "killed by signal 9" in r.getMessage()
                for r in caplog.records)
+
+
+def _llama_cpp_python(server: Server, spec: models.ModelSpec, config: EngineConfig, model: str,
+                      port: int) -> list[str]:
+    """llama-cpp-python's server in llama-server's place: the same stop overrides, in its words."""
+    overrides = [a for a in own_stop_overrides(spec, model) if a != "--override-kv"]
+    return ["--model", model, "--model_alias", spec.id, "--host", "127.0.0.1", "--port", str(port),
+            "--interrupt_requests", "False", "--n_ctx", "2048",
+            *(["--kv_overrides", *overrides] if overrides else [])]
+
+
+def test_a_managed_llama_server_ignores_a_wrong_embedded_template(tmp_path, phrases):
+    """The managed llama-server's half of owning the prompt, on a real llama.cpp server
+    (llama-cpp-python's, as llama.cpp's C++ llama-server is not installed here) and a GGUF whose
+    chat template is wrong and whose end-of-generation token is <|pad|>: prompts rendered here go
+    to /v1/completions, the answer ends at <|eos|> by id, and every demo phrase comes back exact.
+    Without the override the same server runs every answer on to its cap."""
+    gguf = str(write_wrong_gguf(tmp_path))
+    spec = models.resolve(gguf)
+    server = replace(SERVERS["llama-server"], build=_llama_cpp_python, executable=None,
+                     launcher=("{python}", "-m", "llama_cpp.server"))
+    config = Settings(engine="llama-server", model=gguf, device="cpu", max_new_tokens=64,
+                      engine_start_timeout=120.0).engine_config()
+    engine = ManagedEngine(spec, config, server)
+    try:
+        status = engine.wait_ready(120)
+        assert status.state == EngineState.READY, status.reason
+        streams = engine.submit([p.prompt for p in phrases], GREEDY)
+        assert [s.result() for s in streams] == [p.target for p in phrases]
+        assert {s.finish_reason for s in streams} == {"stop"}
+    finally:
+        engine.close()
+    unowned = replace(server, build=lambda *args: _llama_cpp_python(*args)[:-4])
+    assert "--kv_overrides" not in unowned.command(spec, config, gguf, 1)
+    engine = ManagedEngine(spec, config, unowned)
+    try:
+        assert engine.wait_ready(120).state == EngineState.READY
+        stream = engine.stream(phrases[0].prompt, DecodingOptions(deterministic=True,
+                                                                  max_new_tokens=20))
+        assert stream.result().startswith(phrases[0].target)
+        assert stream.result() != phrases[0].target and stream.finish_reason == "length"
+    finally:
+        engine.close()
 
 
 def test_closing_leaves_no_server_behind(demo_dir, phrases):

@@ -23,6 +23,7 @@ import pytest
 from apphelpers import wait_until
 from serve_peer import free_port, serve_missing_packages, transformers_serve
 
+from hunyuan_webui.core.chat import CHAT_FORMATS
 from hunyuan_webui.engine import GREEDY, DecodingOptions, EngineState
 from hunyuan_webui.engine.remote import OpenAIEngine, approximate_tokens, request_body
 from hunyuan_webui.errors import BusyError, EngineError, InputError, NotReadyError
@@ -56,6 +57,17 @@ def sse(*deltas: str, finish: str | None = "stop", usage: dict | None = None,
             handler.event({"choices": [], "usage": usage})
         if done:
             handler.wfile.write(b"data: [DONE]\n\n")
+    return act
+
+
+def completion(*texts: str, finish: str = "stop") -> Action:
+    """Stream ``texts`` as /completions chunks (llama-server's), then the finish and ``[DONE]``."""
+    def act(handler: _Handler, body: dict[str, Any]) -> None:
+        handler.start_stream()
+        for text in texts:
+            handler.event({"choices": [{"index": 0, "text": text, "finish_reason": None}]})
+        handler.event({"choices": [{"index": 0, "text": "", "finish_reason": finish}]})
+        handler.wfile.write(b"data: [DONE]\n\n")
     return act
 
 
@@ -113,6 +125,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake = self.server.fake
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         fake.bodies.append(body)
+        fake.paths.append(self.path)
         if not fake.authorized(self):
             status(401, "bad key")(self, body)
             return
@@ -148,6 +161,7 @@ class FakeServer:
                  served: tuple[str, ...] = (FAKE_MODEL,), api_key: str | None = None) -> None:
         self.script = list(script)
         self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
         self.hangups: list[float] = []
         self.api_key = api_key
         self.models: Any = {"object": "list",
@@ -328,6 +342,18 @@ def test_stop_ids_and_tokenizer_come_from_the_checkpoint(demo_dir):
         assert engine.stop_token_ids == (769,)  # the demo's <|eos|>, from generation_config.json
         assert engine.status().extra["exact_token_counts"]
         assert engine.count_tokens("Hello") < approximate_tokens("Hello") + 2
+
+
+def test_a_prompt_rendered_here_goes_to_completions_not_through_a_chat_template():
+    """What a managed llama-server is sent: the prompt in the project's own chat format (its
+    GGUF's template is never used), with the user's text as text."""
+    prompt = "Translate the following segment into English, without additional explanation." \
+        "\n\n谢谢你的帮助。"
+    with FakeServer(completion("Thank you ", "for your help.")) as fake, \
+            remote(fake.url, prompt_format=CHAT_FORMATS["hunyuan-7b"]) as engine:
+        assert ready(engine).generate(prompt, GREEDY) == "Thank you for your help."
+        assert fake.paths == ["/v1/completions"] and "messages" not in fake.bodies[0]
+        assert fake.bodies[0]["prompt"] == f"<|startoftext|>{prompt}<|extra_0|>"
 
 
 def test_approximate_token_counts():

@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from ggufhelpers import write_wrong_gguf
 
 from hunyuan_webui import models
 from hunyuan_webui.core import kinds
@@ -20,7 +21,7 @@ from hunyuan_webui.core.config import EngineConfig
 from hunyuan_webui.engine import factory, get_engine
 from hunyuan_webui.engine.restarts import RestartPolicy, Supervisor
 from hunyuan_webui.engine.servers import SERVERS, Server
-from hunyuan_webui.errors import InputError
+from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.settings import Settings
 
 MT7B = models.resolve("tencent/Hunyuan-MT-7B")
@@ -58,9 +59,32 @@ def test_llama_server_gets_the_model_cards_sampling_as_its_defaults():
     assert command == [
         "llama-server", "-m", "/m/HY-MT1.5-1.8B-Q8_0.gguf", "--host", "127.0.0.1",
         "--port", "8080", "--alias", "tencent/HY-MT1.5-1.8B-GGUF", "-c", "28672",
-        "--parallel", "4", "--jinja", "-ngl", "0", "--temp", "0.7", "--top-k", "20",
+        "--parallel", "4", "-ngl", "0", "--temp", "0.7", "--top-k", "20",
         "--top-p", "0.6", "--min-p", "0", "--repeat-penalty", "1.05", "--repeat-last-n", "7168",
         "--threads", "3"]
+
+
+def test_llama_server_ends_at_the_chat_formats_stop_token_by_id(tmp_path):
+    """The GGUF's end-of-generation metadata names the pad token (a converter's mistake): the
+    command overrides it with <|eos|>'s id in the file's vocabulary, and never asks for --jinja
+    (the remote engine sends prompts rendered here to /v1/completions)."""
+    from hunyuan_webui.engine.gguf_files import token_ids
+
+    gguf = write_wrong_gguf(tmp_path)
+    spec = models.resolve(str(gguf))
+    command = installed("llama-server").command(spec, EngineConfig(device="cpu"), str(gguf), 1)
+    assert "--jinja" not in command
+    assert command[-6:] == ["--override-kv", "tokenizer.ggml.eos_token_id=int:769",
+                            "--override-kv", "tokenizer.ggml.eot_token_id=int:769",
+                            "--override-kv", "tokenizer.ggml.add_bos_token=bool:false"]
+    assert token_ids(gguf, ["<|eos|>", "<|pad|>"]) == {"<|eos|>": 769, "<|pad|>": 770}
+    with pytest.raises(ModelLoadError) as err:  # a 1.8B format asked of a 7B-format file
+        installed("llama-server").command(replace(spec, chat_format="hy-1.8b"), EngineConfig(),
+                                          str(gguf), 1)
+    assert err.value.user_message == (
+        "hunyuan-mt-demo-wrong-F32.gguf has no <｜hy_begin▁of▁sentence｜>, <｜hy_User｜>, "
+        "<｜hy_Assistant｜>, <｜hy_place▁holder▁no▁2｜> token: is it a model of the family named? "
+        "(A hymt.json beside it can name its chat_format.)")
 
 
 def test_transformers_serve_is_asked_for_the_model_it_loaded(demo_path):

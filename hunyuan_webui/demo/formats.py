@@ -1,7 +1,8 @@
 """The chat formats the tiny demo models are built in: one row per format, read by demo_model.py.
 
-The app never writes a special token itself (the engine calls each checkpoint's own
-``apply_chat_template``), so a demo model of each real chat format is what proves that: the
+The transformers engines never write a special token themselves (they call each checkpoint's own
+``apply_chat_template``; the llama.cpp ones render :mod:`hunyuan_webui.core.chat`'s table, which a
+test holds to these templates), so a demo model of each real chat format is what proves that: the
 streaming, stop handling and cache run on the 1.8B models' tokens as on the 7B models'.
 
 * ``7b``: Hunyuan-MT-7B / HY-MT1.5-7B / Hy-MT2-7B. ``<|startoftext|>{user}<|extra_0|>``, then the

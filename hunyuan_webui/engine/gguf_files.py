@@ -242,3 +242,64 @@ def _write_vocab(writer: Any, src: Path, config: dict[str, Any]) -> None:
     writer.add_add_bos_token(False)  # the chat template writes it
     if settings.get("chat_template"):
         writer.add_chat_template(settings["chat_template"])
+
+
+# -- reading ---------------------------------------------------------------------------------
+# GGUF value types and the size of the fixed-size ones (gguf.GGUFValueType).
+_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY = 8, 9
+
+
+def vocabulary(path: str | os.PathLike[str]) -> list[str]:
+    """The token texts of a GGUF file (``tokenizer.ggml.tokens``), read from its header without
+    the ``gguf`` package (a managed llama-server needs them, and its users may not have it)."""
+    import struct
+
+    with open(path, "rb") as f:
+        def read(fmt: str) -> Any:
+            return struct.unpack("<" + fmt, f.read(struct.calcsize(fmt)))[0]
+
+        def string() -> str:
+            return f.read(read("Q")).decode("utf-8", "replace")
+
+        def skip(kind: int) -> None:
+            if kind == _STRING:
+                f.seek(read("Q"), 1)
+            elif kind == _ARRAY:
+                item, count = read("I"), read("Q")
+                if item in _SIZES:
+                    f.seek(_SIZES[item] * count, 1)
+                else:
+                    for _ in range(count):
+                        skip(item)
+            else:
+                f.seek(_SIZES[kind], 1)
+
+        if f.read(4) != b"GGUF":
+            raise ModelLoadError(f"{Path(path).name} is not a GGUF file.")
+        read("I")  # version
+        read("Q")  # tensors
+        for _ in range(read("Q")):
+            key, kind = string(), read("I")
+            if key == "tokenizer.ggml.tokens" and kind == _ARRAY and read("I") == _STRING:
+                return [string() for _ in range(read("Q"))]
+            if key == "tokenizer.ggml.tokens":
+                break
+            skip(kind)
+    raise ModelLoadError(f"{Path(path).name} has no vocabulary (tokenizer.ggml.tokens).")
+
+
+def token_ids(path: str | os.PathLike[str], texts: Iterable[str]) -> dict[str, int]:
+    """The ids of the tokens written ``texts`` in a GGUF's vocabulary (special tokens: the chat
+    format's markers and stop tokens); raises :class:`ModelLoadError` naming any missing."""
+    wanted = list(texts)
+    found: dict[str, int] = {}
+    for i, token in enumerate(vocabulary(path)):
+        if token in wanted and token not in found:
+            found[token] = i
+    missing = [t for t in wanted if t not in found]
+    if missing:
+        raise ModelLoadError(f"{Path(path).name} has no {', '.join(missing)} token: is it a model "
+                             "of the family named? (A hymt.json beside it can name its "
+                             "chat_format.)")
+    return found

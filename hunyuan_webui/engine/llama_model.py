@@ -1,5 +1,7 @@
 """One GGUF model loaded by llama.cpp (through ``llama-cpp-python``'s C bindings), and the little
-the engine needs of it: the chat template, tokens in and out, one batched decoding call.
+the engine needs of it: tokens in and out (special tokens looked up by id), one batched decoding
+call. Its embedded chat template is never read: the engine renders prompts in the project's own
+chat format (:mod:`hunyuan_webui.core.chat`).
 
 ``llama_cpp.Llama``, the package's high-level class, runs one sequence per context. The engine
 decodes many at once (:mod:`hunyuan_webui.engine.llamacpp`), so this wraps the C API directly:
@@ -117,43 +119,26 @@ class LlamaModel:
         self._vocab_lock = threading.Lock()
         self._pieces: dict[int, bytes] = {}
         self.gpu = gpu and bool(lib.llama_supports_gpu_offload())
-        self.template = self._chat_template()
-        self.bos = self._text(lib.llama_vocab_bos(self._vocab))
-        self.eos = self._text(lib.llama_vocab_eos(self._vocab))
 
     # -- text ------------------------------------------------------------------------------------
-    def _chat_template(self) -> Any:
-        source = self._lib.llama_model_chat_template(self._model, None)
-        if not source:
-            raise ModelLoadError(f"{self.path.name} carries no chat template "
-                                 "(tokenizer.chat_template), so prompts cannot be formatted.")
-        from jinja2.ext import loopcontrols
-        from jinja2.sandbox import ImmutableSandboxedEnvironment
+    def special_id(self, text: str) -> int | None:
+        """The id of the vocabulary's one token written ``text`` (a special token such as
+        ``<|eos|>``), or None when the vocabulary has no such single token."""
+        ids = self.tokenize(text, special=True)
+        if len(ids) == 1 and self._text(ids[0]) == text:
+            return ids[0]
+        return None
 
-        def raise_exception(message: str) -> None:
-            raise ValueError(message)
-
-        # As transformers compiles chat templates, so both render the same text.
-        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                           extensions=[loopcontrols])
-        env.globals["raise_exception"] = raise_exception
-        return env.from_string(source.decode("utf-8"))
-
-    def render(self, message: str, **template_kwargs: Any) -> list[int]:
-        """Token ids of one user message in the model's chat format, ready for its answer."""
-        text = self.template.render(messages=[{"role": "user", "content": message}],
-                                    add_generation_prompt=True, bos_token=self.bos,
-                                    eos_token=self.eos, **template_kwargs)
-        return self.tokenize(text)
-
-    def tokenize(self, text: str) -> list[int]:
-        """Special tokens written out in ``text`` are read as such (as transformers does)."""
+    def tokenize(self, text: str, *, special: bool = False) -> list[int]:
+        """``text`` as token ids; special tokens written out in it are read as such only when
+        ``special`` (else a user's ``<|eos|>`` is plain text)."""
         data = text.encode("utf-8")
         size = len(data) + 8
         with self._vocab_lock:
             while True:
                 buf = (self._lib.llama_token * size)()
-                n = self._lib.llama_tokenize(self._vocab, data, len(data), buf, size, False, True)
+                n = self._lib.llama_tokenize(self._vocab, data, len(data), buf, size, False,
+                                              special)
                 if n >= 0:
                     return list(buf[:n])
                 size = -n
@@ -178,9 +163,6 @@ class LlamaModel:
         if token < 0:
             return ""
         return self._lib.llama_vocab_get_text(self._vocab, token).decode("utf-8", "replace")
-
-    def is_end(self, token: int) -> bool:
-        return bool(self._lib.llama_vocab_is_eog(self._vocab, token))
 
     # -- decoding --------------------------------------------------------------------------------
     def decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> list[np.ndarray]:

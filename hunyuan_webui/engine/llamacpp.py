@@ -10,8 +10,12 @@ sequences being read, and decodes it in one call. Sequences join and leave betwe
 its own id in a KV cache shared by all (``kv_unified``), and a sequence is admitted only when the
 cells it may need (prompt + its token cap) are free, so a pass never runs out of room.
 
-Fidelity: the prompt is rendered with the GGUF's own chat template (as transformers renders
-``tokenizer.chat_template``) and the next token is chosen by :func:`~hunyuan_webui.engine.sampling.choose`,
+Fidelity: the prompt is rendered in the project's own chat format for the model
+(:mod:`hunyuan_webui.core.chat`, by ``ModelSpec.chat_format``), its special tokens looked up by id
+in the GGUF's vocabulary, and an answer ends only at that format's stop token, by id. The GGUF's
+embedded chat template and its end-of-generation metadata are never trusted: a converter's wrong
+template is a known cause of garbage answers that never end. The next token is chosen by
+:func:`~hunyuan_webui.engine.sampling.choose`,
 the in-process engine's own code: repetition penalty over prompt and answer, temperature, top-k,
 top-p, a per-request seed. So the model card's decoding means the same on both engines, and greedy
 answers are equal wherever the two forward passes agree. Text goes through
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from hunyuan_webui.core.chat import ChatFormat, chat_format
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineStatus, Stream
 from hunyuan_webui.engine.gguf_files import DEFAULT_QUANT, locate, quant_of
@@ -34,7 +39,7 @@ from hunyuan_webui.engine.sampling import choose
 from hunyuan_webui.engine.scheduler import BatchingEngine
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
-from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.errors import ModelLoadError, TranslatorError
 
 log = logging.getLogger(__name__)
 
@@ -85,6 +90,9 @@ class LlamaCppEngine(BatchingEngine):
         # The PyTorch engine's policy (engine/threads.py): llama.cpp's CPU build runs on OpenMP too.
         self._threads = engine_threads(cpu_threads)
         self._model: LlamaModel | None = None
+        self._format: ChatFormat = chat_format(spec.chat_format)
+        self._special_ids: dict[str, int] = {}  # the format's special tokens in this vocabulary
+        self.stop_ids: frozenset[int] = frozenset()
         self._rows: list[_Row] = []  # admitted: being read or decoded
         self._free_seqs = list(range(max_batch_size))
         self._start()
@@ -102,8 +110,13 @@ class LlamaCppEngine(BatchingEngine):
         return len(self._require_loaded().tokenize(text))
 
     def render(self, prompt: str) -> list[int]:
-        kwargs = dict(getattr(self.spec, "chat_template_kwargs", ()) or ())
-        return self._require_loaded().render(prompt, **kwargs)
+        """Token ids of one user message in the model's chat format, ready for its answer: the
+        format's special tokens by id, the message as plain text."""
+        model = self._require_loaded()
+        ids: list[int] = []
+        for text, special in self._format.pieces(prompt):
+            ids += [self._special_ids[text]] if special else model.tokenize(text)
+        return ids
 
     # -- admission --------------------------------------------------------------------------------
     def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions) -> _Row:
@@ -147,10 +160,20 @@ class LlamaCppEngine(BatchingEngine):
         log.info("loading %s with llama.cpp", path)
         log.info("CPU threads: %d of %d cores (idle threads %s)", self._threads, usable_cores(),
                  "sleep" if idle_threads_sleep() else "spin first")
-        self._model = LlamaModel(path, n_ctx=2 * self.context_tokens,
-                                 n_seq_max=self.max_batch_size,
-                                 n_batch=self.prefill_chunk_tokens + self.max_batch_size,
-                                 threads=self._threads, gpu=self._device != "cpu")
+        model = LlamaModel(path, n_ctx=2 * self.context_tokens, n_seq_max=self.max_batch_size,
+                           n_batch=self.prefill_chunk_tokens + self.max_batch_size,
+                           threads=self._threads, gpu=self._device != "cpu")
+        found = {text: model.special_id(text) for text in self._format.special_tokens}
+        missing = [text for text, token in found.items() if token is None]
+        if missing:
+            model.close()
+            raise ModelLoadError(
+                f"{path.name} has no {', '.join(missing)} token, which the {self._format.name} "
+                f"chat format of {self.spec.public_id} needs: is it a model of that family? (A "
+                "hymt.json beside the file can name its chat_format.)")
+        self._special_ids = {text: token for text, token in found.items() if token is not None}
+        self.stop_ids = frozenset(self._special_ids[text] for text in self._format.stops)
+        self._model = model
 
     def _loaded(self) -> LlamaModel | None:
         return self._model
@@ -203,7 +226,7 @@ class LlamaCppEngine(BatchingEngine):
             self._release(row)
 
     def _is_end(self, token: int) -> bool:
-        return self._require_loaded().is_end(token)
+        return token in self.stop_ids  # the format's stop tokens, not the GGUF's own EOG list
 
     def _on_token(self, row: _Row, token: int) -> None:
         row.next = token  # fed at the next pass

@@ -41,6 +41,7 @@ import httpx
 
 from hunyuan_webui import errors
 from hunyuan_webui.core import kinds
+from hunyuan_webui.core.chat import chat_format
 from hunyuan_webui.core.config import EngineConfig
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineState, EngineStatus, Stream
@@ -226,6 +227,7 @@ class ManagedEngine(SupervisedEngine):
         if not self._model:
             try:
                 self._model = self._model_to_load()
+                self.server.command(self.spec, self.config, self._model, 0)  # its vocabulary
             except errors.TranslatorError as exc:
                 self._set(EngineState.FAILED, exc.user_message)
                 return None
@@ -306,7 +308,10 @@ class ManagedEngine(SupervisedEngine):
         whatever the model needs there), pointed at this server."""
         config = replace(self.config, kind=kinds.OPENAI, endpoint=process.url, api_key=None,
                          remote_model=self.server.served_name(self.spec, model))
-        return OpenAIEngine.from_config(self.spec, config)
+        remote = OpenAIEngine.from_config(self.spec, config)
+        if self.server.engine == kinds.LLAMA_SERVER:  # never the GGUF's own chat template
+            remote.prompt_format = chat_format(self.spec.chat_format)
+        return remote
 
     def _watch(self, process: ServerProcess) -> str:
         """Wait while the server runs and answers; why it stopped ("" when closing)."""

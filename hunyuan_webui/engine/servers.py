@@ -11,7 +11,10 @@ serves the model under the name the remote engine then asks for, and gets:
 
 ``llama-server`` (llama.cpp's own server, for GGUF files) also gets the model card's sampling as its
 defaults, because its requests spell the repetition penalty ``repeat_penalty``: the remote engine's
-``repetition_penalty`` would otherwise be ignored and its 1.1 default used.
+``repetition_penalty`` would otherwise be ignored and its 1.1 default used. Its GGUF's chat template
+is never used (no ``--jinja``): the remote engine sends the prompt already rendered in the project's
+own chat format to ``/v1/completions``, and the file's end-of-generation tokens are overridden with
+that format's stop token, by its id in the file's vocabulary (``--override-kv``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hunyuan_webui.core import kinds
+from hunyuan_webui.core.chat import chat_format
 from hunyuan_webui.core.config import EngineConfig
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.errors import InputError
@@ -154,7 +158,7 @@ def _llama_server(server: Server, spec: ModelSpec, config: EngineConfig, model: 
                   port: int) -> list[str]:
     slots = max(1, min(config.max_batch_size, LLAMA_SERVER_SLOTS))
     args = ["-m", model, "--host", LOOPBACK, "--port", str(port), "--alias", spec.id,
-            "-c", str(config.context_length() * slots), "--parallel", str(slots), "--jinja",
+            "-c", str(config.context_length() * slots), "--parallel", str(slots),
             "-ngl", "0" if config.device == "cpu" else "99",
             # The model card's sampling, the penalty over the whole sequence as transformers
             # applies it (llama.cpp refuses -1 for that).
@@ -162,7 +166,23 @@ def _llama_server(server: Server, spec: ModelSpec, config: EngineConfig, model: 
             "--repeat-penalty", "1.05", "--repeat-last-n", str(config.context_length())]
     if config.cpu_threads:
         args += ["--threads", str(config.cpu_threads)]
-    return args
+    return args + own_stop_overrides(spec, model)
+
+
+def own_stop_overrides(spec: ModelSpec, model: str) -> list[str]:
+    """llama-server's flags that make the chat format's stop token (by its id in the GGUF's
+    vocabulary) the one its answers end at, whatever the file's own metadata says, and keep it
+    from adding a BOS (the rendered prompt writes it). Nothing until the file is at hand (a hub
+    id before its download: the command is built again to start the server)."""
+    if not Path(model).is_file():
+        return []
+    from hunyuan_webui.engine.gguf_files import token_ids
+
+    fmt = chat_format(spec.chat_format)
+    stop = token_ids(model, fmt.special_tokens)[fmt.stops[0]]
+    return ["--override-kv", f"tokenizer.ggml.eos_token_id=int:{stop}",
+            "--override-kv", f"tokenizer.ggml.eot_token_id=int:{stop}",
+            "--override-kv", "tokenizer.ggml.add_bos_token=bool:false"]
 
 
 def _transformers(server: Server, spec: ModelSpec, config: EngineConfig, model: str,

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hunyuan_webui.core import kinds
+from hunyuan_webui.core.chat import ChatFormat
 from hunyuan_webui.engine.base import DecodingOptions
 
 log = logging.getLogger(__name__)
@@ -52,11 +53,16 @@ REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generat
 
 def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: int,
                  dialect: str, stop_token_ids: Sequence[int] = (),
-                 chat_template_kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The ``/chat/completions`` body for one prompt in one dialect (see the module docstring)."""
+                 chat_template_kwargs: dict[str, Any] | None = None,
+                 prompt_format: ChatFormat | None = None) -> dict[str, Any]:
+    """The ``/chat/completions`` body for one prompt in one dialect (see the module docstring);
+    with a ``prompt_format`` the ``/completions`` body, the prompt rendered in it here, so that no
+    chat template of the server's is applied."""
+    rendered = prompt_format.text(prompt) if prompt_format else None
     body: dict[str, Any] = {
         "model": model,
-        "messages": [{"role": "user", "content": prompt}],
+        **({"prompt": rendered} if rendered is not None
+           else {"messages": [{"role": "user", "content": prompt}]}),
         "stream": True,
         "stream_options": {"include_usage": True},
         "max_tokens": max_tokens,
@@ -74,7 +80,7 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
             body["top_k"] = options.top_k or -1  # vLLM and SGLang spell "no top-k" -1
         if stop_token_ids:
             body["stop_token_ids"] = list(stop_token_ids)
-        if chat_template_kwargs:  # Hy-MT2-30B-A3B: {"reasoning_effort": "no_think"}
+        if chat_template_kwargs and rendered is None:  # Hy-MT2-30B-A3B: {"reasoning_effort": "no_think"}
             body["chat_template_kwargs"] = dict(chat_template_kwargs)
     elif dialect == "transformers":
         # transformers serve reads repetition_penalty = 1 + frequency_penalty.

@@ -73,7 +73,8 @@ def consume(line: str, stream: Stream, text: DeltaText, outcome: Outcome) -> int
         outcome.usage = event["usage"]
     chunks = 0
     for choice in event.get("choices") or []:
-        delta = (choice.get("delta") or {}).get("content")
+        # chat chunks carry a delta, /completions chunks (a prompt rendered here) their text
+        delta = (choice.get("delta") or {}).get("content") or choice.get("text")
         if delta:
             if stream.usage.first_token_at is None:
                 stream.usage.first_token_at = time.perf_counter()
