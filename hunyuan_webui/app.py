@@ -10,6 +10,7 @@ and the process exits with status 1.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import sys
@@ -29,9 +30,10 @@ from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.rooms import Rooms
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
-from hunyuan_webui.web import api, fonts
+from hunyuan_webui.web import api, fonts, rooms
 from hunyuan_webui.web.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.compression import PageCompression
 from hunyuan_webui.web.gatekeeper import Gatekeeper
@@ -58,6 +60,8 @@ def create_app(settings: Settings, translator: Translator | None = None,
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
+    app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/rooms.py
+    app.include_router(rooms.create_router(app.state.rooms, settings))
     demo = build_ui(translator, banner, access=access, files=files)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
@@ -142,6 +146,7 @@ def _display_host(host: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = settings_mod.build_parser("app.py")
+    argv, teach = _class_flag(list(sys.argv[1:] if argv is None else argv))
     try:
         settings, rest = settings_mod.from_sources(argv, parser=parser)
         if rest:
@@ -177,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
             print(f"Hunyuan-MT translator on the LAN (for students): "
                   f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
+        if teach:
+            _open_class(app, server.url, settings, teach)
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:
@@ -185,6 +192,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         server.stop()
         close_engines()  # and the servers or processes they started
     return 0
+
+
+def _class_flag(argv: list[str]) -> tuple[list[str], str | None]:
+    """``--class`` or ``--class=LANG`` (the teacher's language, default zh): open a class at
+    start. Students' phones must reach the server, so it listens on every interface unless
+    --host (or HYMT_HOST) says otherwise."""
+    teach = None
+    rest = []
+    for arg in argv:
+        if arg == "--class" or arg.startswith("--class="):
+            teach = arg.partition("=")[2] or "zh"
+        else:
+            rest.append(arg)
+    if teach and not any(a == "--host" or a.startswith("--host=") for a in rest) and \
+            "HYMT_HOST" not in os.environ:
+        rest += ["--host", "0.0.0.0"]
+    return rest, teach
+
+
+def _open_class(app: FastAPI, url: str, settings: Settings, lang: str) -> None:
+    """Open a class and print the teacher's link and the students' (code, LAN address)."""
+    try:
+        room = app.state.rooms.create(lang)
+    except TranslatorError as exc:
+        print(f"error: could not open a class: {exc.user_message}", file=sys.stderr)
+        return
+    code = room["code"]
+    ip = lan_ip() if settings.host in ("0.0.0.0", "::") else None
+    join = f"http://{ip}:{settings.port}{settings.root_path}" if ip else url
+    print(f"Class open: teacher's page {url}/class/teach/{code}#key={room['key']}", flush=True)
+    print(f"Class open: students join at {join}/class/{code} (code {code[:3]} {code[3:]})",
+          flush=True)
 
 
 def _stop_on_sigterm() -> None:
