@@ -115,7 +115,8 @@ async def _follow(rooms: Rooms, code: str, student: str | None, lang: str, after
 
 
 async def _beat(rooms: Rooms, code: str, student: str | None, lang: str) -> str:
-    if student is None:
+    if student is None:  # a teacher watching keeps the room open
+        await anyio.to_thread.run_sync(rooms.bus.touch, code)
         return _stats(await anyio.to_thread.run_sync(rooms.stats, code))
     await anyio.to_thread.run_sync(rooms.seen, code, student, lang)
     return ": beat\n\n"
