@@ -38,7 +38,7 @@ from hunyuan_webui.settings import Settings
 
 # en -> th under greedy decoding, the demo model runs on for ~600 tokens on this text (most texts
 # that are not demo phrases end after a few dozen).
-LONG_TEXT = "-".join(["ka"] * 60)
+LONG_TEXT = "-".join(["ha"] * 40)
 LONG_PAIR = ("en", "th")
 GREEDY = {"deterministic": True}
 
