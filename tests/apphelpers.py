@@ -36,7 +36,7 @@ from hunyuan_webui.engine.local import LocalEngine
 from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 
-# en -> th under greedy decoding, the demo model runs on for ~600 tokens on this text (most texts
+# en -> th under greedy decoding, the demo model runs on for ~650 tokens on this text (most texts
 # that are not demo phrases end after a few dozen).
 LONG_TEXT = "-".join(["ha"] * 40)
 LONG_PAIR = ("en", "th")
