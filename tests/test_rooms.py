@@ -192,3 +192,23 @@ def test_the_transcript_is_multilingual_in_text_csv_and_markdown(app):
         assert f"class-{code}.{fmt}" in r.headers["content-disposition"]
     csv_text = render(app.rooms.history(code), "csv", "en")
     assert csv_text.splitlines()[0] == "time,kind,from,source_lang,en,fr,zh"
+
+
+@pytest.mark.parametrize("open_page", [False, True])
+def test_with_api_keys_a_class_follows_the_page(engine, demo_settings, open_page):
+    from apphelpers import free_port
+
+    settings = replace(demo_settings, port=free_port(), log_level="warning", api_keys="k1",
+                       open_page=open_page)
+    server = Server(create_app(settings, Translator(engine, engine.spec, settings)),
+                    settings).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30, trust_env=False) as c:
+            for path in ("/class", "/class/api/languages"):
+                if open_page:  # anyone who can reach the app, as the page
+                    assert c.get(path).status_code == 200
+                else:
+                    assert_json_error(c.get(path), 401, "unauthorized")
+                assert c.get(path, headers={"Authorization": "Bearer k1"}).status_code == 200
+    finally:
+        server.stop()

@@ -41,7 +41,7 @@ def render(events: Sequence[tuple[int, dict[str, Any]]], fmt: str, teacher_lang:
     if fmt not in FORMATS:
         raise InputError(f"Transcript formats: {', '.join(FORMATS)}.")
     rows, langs = lesson(events)
-    langs = [teacher_lang] + [code for code in langs if code != teacher_lang]
+    langs = [teacher_lang] + sorted(code for code in langs if code != teacher_lang)
     for row in rows:  # a question reaches the teacher translated: that is its teacher column
         if row["type"] == "question" and row.get("translation"):
             row["translations"].setdefault(teacher_lang, row["translation"])
