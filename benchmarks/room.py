@@ -109,13 +109,12 @@ async def _class(http: httpx.AsyncClient, url: str, cfg: Config) -> dict[str, An
     i = 0
     while time.monotonic() - started < cfg.duration:
         at = time.monotonic()
-        r = await http.post(f"{url}/class/api/rooms/{code}/sentences",
-                            json={"text": SENTENCES[i % len(SENTENCES)]},
-                            headers={"X-Class-Key": key})
-        if r.status_code == 200:
+        r = await _send(http, f"{url}/class/api/rooms/{code}/sentences",
+                        SENTENCES[i % len(SENTENCES)], key, post_errors)
+        if r is not None and r.status_code == 200:
             for sid in r.json()["sentences"]:
                 sent[sid] = at
-        else:
+        elif r is not None:
             post_errors.append(f"post answered {r.status_code}")
         i += 1
         if gone_seq is None and at - started >= away_at:  # the phone sleeps
@@ -131,6 +130,19 @@ async def _class(http: httpx.AsyncClient, url: str, cfg: Config) -> dict[str, An
     for task in tasks.values():
         task.cancel()
     return _outcome(cfg, students, sent, stats, post_errors, away, gone_seq)
+
+
+async def _send(http: httpx.AsyncClient, url: str, text: str, key: str,
+                errors: list[str]) -> httpx.Response | None:
+    """The teacher's send. A kept-alive connection the server closed as it was reused (its idle
+    timeout is 5 s, the pace of the sends) is retried once on a fresh one, as browsers do."""
+    for attempt in range(2):
+        try:
+            return await http.post(url, json={"text": text}, headers={"X-Class-Key": key})
+        except httpx.TransportError as exc:
+            if attempt:
+                errors.append(f"post failed: {type(exc).__name__}")
+    return None
 
 
 async def _settle(students: list[Student], sent: dict[int, float], deadline: float) -> None:

@@ -87,9 +87,13 @@ async def _follow(rooms: Rooms, code: str, student: str | None, lang: str, after
                 yield frame(seq, event)
         if student is None:
             yield _stats(await anyio.to_thread.run_sync(rooms.stats, code))
+        loop = asyncio.get_running_loop()
+        next_beat = loop.time() + beat
         while True:
+            # The beat keeps its pace however busy the stream is: it marks the student present.
             try:
-                seq, event = await asyncio.wait_for(listener.queue.get(), timeout=beat)
+                seq, event = await asyncio.wait_for(listener.queue.get(),
+                                                    timeout=max(0.0, next_beat - loop.time()))
             except TimeoutError:
                 seq, event = -1, {}
             if seq == -1 or (seq is not None and seq > last + 1):
@@ -98,8 +102,6 @@ async def _follow(rooms: Rooms, code: str, student: str | None, lang: str, after
                     last = seq2
                     if wanted(event2, lang, teacher):
                         yield frame(seq2, event2)
-                if seq == -1:
-                    yield await _beat(rooms, code, student, lang)
             elif seq is None:
                 if wanted(event, lang, teacher):
                     yield frame(None, event)
@@ -110,6 +112,9 @@ async def _follow(rooms: Rooms, code: str, student: str | None, lang: str, after
             if teacher and seq not in (None, -1) and event.get("type") in ("question",
                                                                           "translation"):
                 yield _stats(await anyio.to_thread.run_sync(rooms.stats, code))
+            if loop.time() >= next_beat:
+                next_beat = loop.time() + beat
+                yield await _beat(rooms, code, student, lang)
     finally:
         rooms.bus.hub.remove(listener)
 
