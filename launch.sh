@@ -3,6 +3,7 @@
 #
 #   bash launch.sh [app flags]        set up .venv if needed, then run the app (--demo: tiny model)
 #   bash launch.sh --background ...   same, in the background: returns once ready, logs to .hymt/
+#   bash launch.sh --class [--demo]   open a class: prints the teacher's link and the students' code
 #   bash launch.sh stop               stop the background server (and any engine server it started)
 #   bash launch.sh test [pytest args] set up (with test tools and redis-server/chromium), then run
 #                                     the whole test suite (-m "not slow": the fast lane, no model)
@@ -159,7 +160,7 @@ start_background() {
   local waited=0
   while [ "$waited" -lt "${HYMT_START_TIMEOUT:-900}" ]; do
     if tail -n +"$first" "$LOG_FILE" | grep -q 'translator ready:'; then
-      tail -n +"$first" "$LOG_FILE" | grep -E 'translator ready:|students on|LAN' || true
+      tail -n +"$first" "$LOG_FILE" | grep -E 'translator ready:|students on|LAN|Class open' || true
       return 0
     fi
     if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
@@ -183,7 +184,7 @@ case "${1:-}" in
     stop_server
     ;;
   -h|--help|help)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     setup
     exec "$VENV/bin/python" app.py --help
     ;;

@@ -59,6 +59,7 @@ import httpx
 
 from benchmarks import classroom as bench_classroom
 from benchmarks import peers as bench_peers
+from benchmarks import room as bench_room
 from benchmarks.clients import (
     Batch,
     Client,
@@ -334,7 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "transformers serve (with and without continuous batching) and this app, "
                     "on one random-weight checkpoint of the Hunyuan-MT architecture.",
         epilog="Example: python -m benchmarks.bench --threads 1 --doc docs/PERFORMANCE.md. "
-               "The classroom soak: python -m benchmarks.bench classroom --help")
+               "The classroom soak: python -m benchmarks.bench classroom --help; a class: "
+               "python -m benchmarks.bench room --help")
     parser.add_argument("--size", choices=sorted(bench_peers.SIZES), default="cpu",
                         help="checkpoint shape: cpu = 31M params for a CPU (default), 7b = the "
                              "real 7B shape for a GPU, small = 4M, tiny = 0.7M for tests")
@@ -490,6 +492,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["classroom"]:  # the classroom soak: docs/RELIABILITY.md
         return bench_classroom.main(argv[1:])
+    if argv[:1] == ["room"]:  # a class: one teacher, many students' streams (docs/PERFORMANCE.md)
+        return bench_room.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.defaults and args.threads:

@@ -10,6 +10,7 @@ and the process exits with status 1.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import sys
@@ -32,9 +33,12 @@ from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.rooms import Rooms
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api
+from hunyuan_webui.web.classroom import PAGE_PREFIXES
+from hunyuan_webui.web.classroom import routes as rooms
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
@@ -63,7 +67,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # The same loading path as the library's (hunyuan_webui.Translator.load); not waited for here:
     # the page shows the loading state meanwhile.
     translator = translator or library.Translator.from_settings(settings, wait=False).service
-    access = AccessControl.from_settings(settings, PROTOCOLS)
+    access = AccessControl.from_settings(settings, PROTOCOLS, PAGE_PREFIXES)
     # The app's own folder for uploads and outputs (emptied now of what a crash left), set as
     # Gradio's before the page is built: its blocks read it when they are made.
     folder = claim_upload_folder(settings.upload_dir, settings.port)
@@ -76,6 +80,8 @@ def create_app(settings: Settings, translator: Translator | None = None,
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
+    app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
+    app.include_router(rooms.create_router(app.state.rooms, settings))
     demo = build_ui(translator, banner, access=access, files=files)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
@@ -171,6 +177,7 @@ def _display_host(host: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = settings_mod.build_parser("app.py")
+    argv, teach = _class_flag(list(sys.argv[1:] if argv is None else argv))
     try:
         settings, rest = settings_mod.from_sources(argv, parser=parser)
         if rest:
@@ -207,6 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
             print(f"Hunyuan-MT translator on the LAN (for students): "
                   f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
+        if teach:
+            _open_class(app, server.url, settings, teach)
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:
@@ -216,6 +225,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         close_engines()  # and the servers or processes they started
         release_upload_folder()  # every upload and output: nobody can come back for them
     return 0
+
+
+def _class_flag(argv: list[str]) -> tuple[list[str], str | None]:
+    """``--class`` or ``--class=LANG`` (the teacher's language, default zh): open a class at
+    start. Students' phones must reach the server, so it listens on every interface unless
+    --host (or HYMT_HOST) says otherwise."""
+    teach = None
+    rest = []
+    for arg in argv:
+        if arg == "--class" or arg.startswith("--class="):
+            teach = arg.partition("=")[2] or "zh"
+        else:
+            rest.append(arg)
+    if teach and not any(a == "--host" or a.startswith("--host=") for a in rest) and \
+            "HYMT_HOST" not in os.environ:
+        rest += ["--host", "0.0.0.0"]
+    return rest, teach
+
+
+def _open_class(app: FastAPI, url: str, settings: Settings, lang: str) -> None:
+    """Open a class and print the teacher's link and the students' (code, LAN address)."""
+    try:
+        room = app.state.rooms.create(lang)
+    except TranslatorError as exc:
+        print(f"error: could not open a class: {exc.user_message}", file=sys.stderr)
+        return
+    code = room["code"]
+    ip = lan_ip() if settings.host in ("0.0.0.0", "::") else None
+    join = f"http://{ip}:{settings.port}{settings.root_path}" if ip else url
+    print(f"Class open: teacher's page {url}/class/teach/{code}#key={room['key']}", flush=True)
+    print(f"Class open: students join at {join}/class/{code} (code {code[:3]} {code[3:]})",
+          flush=True)
 
 
 def _stop_on_sigterm() -> None:

@@ -14,6 +14,7 @@ import pytest
 from hunyuan_webui import choice
 from hunyuan_webui.app import check_hardware
 from hunyuan_webui.demo.model import demo_dir
+from hunyuan_webui.demo.phrases import load_phrases
 from hunyuan_webui.errors import InputError, ModelLoadError, TranslatorError
 from hunyuan_webui.settings import Settings
 
@@ -101,8 +102,9 @@ def test_without_a_gpu_or_weights_the_demo_model_is_served_with_a_banner():
     # Cached? Downloadable? Only the 1.8B: its GGUF (Q8_0 or Q4_K_M) too, for what the banner
     # says, since it needs llama-cpp-python, which is not installed here.
     assert probe.asked == [GGUF_SMALL] * 3 + [SMALL, SMALL]
-    what = ("the bundled demo model (demo-model, under 1M parameters): it knows only the 50 "
-            "phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your help, and "
+    what = ("the bundled demo model (demo-model, under 1M parameters): it knows only the "
+            f"{len(load_phrases())} phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank "
+            "you for your help, and "
             "answers anything else with nonsense")
     commands = ("For a real model without a GPU: `huggingface-cli download "
                 "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "

@@ -71,12 +71,13 @@ def key_in(headers: Mapping[str, str]) -> str | None:
 class AccessControl:
     def __init__(self, keys: dict[str, KeyPolicy], visitors: KeyPolicy = KeyPolicy(0, 0), *,
                  login: bool = False, open_page: bool = False,
-                 protocols: Iterable[Any] = ()) -> None:
+                 protocols: Iterable[Any] = (), page_prefixes: tuple[str, ...] = ()) -> None:
         self.keys = keys
         # From each protocol (``open_routes``, ``key_in_body``): read, never written here.
         self.open_routes = BASE_OPEN_ROUTES.union(*(p.open_routes for p in protocols))
         self.key_in_body = frozenset().union(*(p.key_in_body for p in protocols))
         self.key_in_body_prefixes = tuple(x for p in protocols for x in p.key_in_body_prefixes)
+        self.page_prefixes = page_prefixes  # pages beside the Gradio one (a class's): its policy
         self.visitors = visitors
         self.login = login
         self.open_page = open_page
@@ -85,7 +86,8 @@ class AccessControl:
         self._chars: dict[tuple[str, str], int] = {}
 
     @classmethod
-    def from_settings(cls, settings: Settings, protocols: Iterable[Any] = ()) -> AccessControl:
+    def from_settings(cls, settings: Settings, protocols: Iterable[Any] = (),
+                      page_prefixes: tuple[str, ...] = ()) -> AccessControl:
         """The policy the flags describe; ``protocols``: the app's protocols (their open and
         body-key routes), for :meth:`route_kind`."""
         default = KeyPolicy(settings.rate_limit_rpm, settings.rate_limit_chars_per_day)
@@ -97,7 +99,7 @@ class AccessControl:
             keys.update(_read_key_file(Path(settings.api_keys_file), default))
         return cls(keys, KeyPolicy(settings.visitor_rpm, settings.visitor_chars_per_day),
                    login=ui_auth(settings) is not None, open_page=settings.open_page,
-                   protocols=protocols)
+                   protocols=protocols, page_prefixes=page_prefixes)
 
     def route_kind(self, path: str, is_api: bool) -> RouteKind:
         """The kind of ``path`` (without the root path); ``is_api``: one of the JSON app's own
@@ -106,6 +108,8 @@ class AccessControl:
             return "open"
         if path in self.key_in_body or (is_api and path.startswith(self.key_in_body_prefixes)):
             return "body_key"
+        if any(path == p or path.startswith(p + "/") for p in self.page_prefixes):
+            return "page"  # only a room's teacher secret writes to it (web/classroom)
         return "api" if is_api else "page"
 
     @property

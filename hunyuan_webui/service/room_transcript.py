@@ -1,0 +1,103 @@
+"""A class's lesson as a transcript: every sentence with its translations, and the questions.
+
+Built from a room's log (:mod:`hunyuan_webui.service.rooms`) as plain text (each sentence, then
+one line per language), CSV (a column per language, for a spreadsheet) or Markdown (a table).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from hunyuan_webui import languages
+from hunyuan_webui.errors import InputError
+
+FORMATS = {"txt": "text/plain; charset=utf-8", "csv": "text/csv; charset=utf-8",
+           "md": "text/markdown; charset=utf-8"}
+
+
+def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The sentences in order, each with ``translations`` by language, and every language seen."""
+    rows: dict[int, dict[str, Any]] = {}
+    langs: list[str] = []
+    for seq, event in events:
+        if event["type"] == "sentence":
+            rows[seq] = {**event, "seq": seq, "translations": {event["lang"]: event["text"]}}
+            langs.append(event["lang"])
+        elif event["type"] == "translation" and event["sid"] in rows and "text" in event:
+            rows[event["sid"]]["translations"][event["lang"]] = event["text"]
+            langs.append(event["lang"])
+        elif event["type"] == "question":
+            rows[seq] = {**event, "seq": seq,
+                         "translations": {event["lang"]: event["text"]}}
+    return list(rows.values()), list(dict.fromkeys(langs))
+
+
+def render(events: Sequence[tuple[int, dict[str, Any]]], fmt: str, teacher_lang: str,
+           title: str = "") -> str:
+    if fmt not in FORMATS:
+        raise InputError(f"Transcript formats: {', '.join(FORMATS)}.")
+    rows, langs = lesson(events)
+    langs = [teacher_lang] + sorted(code for code in langs if code != teacher_lang)
+    for row in rows:  # a question reaches the teacher translated: that is its teacher column
+        if row["type"] == "question" and row.get("translation"):
+            row["translations"].setdefault(teacher_lang, row["translation"])
+    return {"txt": _text, "csv": _csv, "md": _markdown}[fmt](rows, langs, title)
+
+
+def _label(row: dict[str, Any]) -> str:
+    if row["type"] == "question":
+        return f"Q ({row.get('name') or '?'})"
+    if row.get("kind") == "question":
+        return f"shown Q ({row.get('who') or '?'})"
+    return ""
+
+
+def _when(row: dict[str, Any]) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(row.get("t", 0)))
+
+
+def _name(code: str) -> str:
+    try:
+        return languages.get(code).english
+    except InputError:
+        return code
+
+
+def _text(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
+    out = [title or "Class transcript", ""]
+    for row in rows:
+        label = _label(row)
+        out.append(f"[{_when(row)}]{' ' + label if label else ''}")
+        for code in [row["lang"]] + [c for c in langs if c != row["lang"]]:
+            if code in row["translations"]:
+                out.append(f"  {code}: {row['translations'][code]}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _csv(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["time", "kind", "from", "source_lang", *langs])
+    for row in rows:
+        writer.writerow([_when(row), row["type"] if row["type"] == "question"
+                         else row.get("kind", "teacher"), row.get("name") or row.get("who") or "",
+                         row["lang"], *(row["translations"].get(c, "") for c in langs)])
+    return buffer.getvalue()
+
+
+def _markdown(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    out = [f"# {cell(title or 'Class transcript')}", "",
+           "| time | | " + " | ".join(_name(c) for c in langs) + " |",
+           "|---|---|" + "---|" * len(langs)]
+    for row in rows:
+        out.append(f"| {_when(row)} | {cell(_label(row))} | "
+                   + " | ".join(cell(row["translations"].get(c, "")) for c in langs) + " |")
+    return "\n".join(out) + "\n"
