@@ -70,6 +70,9 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     outputs = names.outputs(["output", "detected", "progress", "history", "table", "extras",
                              "detected_code", "romanized"])
     translate = names.listener(ui.translate, TextForm)
+    # The stream stays readable: Gradio's tracker ("Translating 22%") covered the output box
+    # while it filled; progress is the line under the box instead.
+    model = {**model, "show_progress": "hidden"}
     run = page.translate_btn.click(translate, inputs, outputs, api_name="translate_ui",
                                    api_visibility="undocumented", **model)
     fresh = page.retranslate_btn.click(names.listener(ui.translate, TextForm, fresh=True),

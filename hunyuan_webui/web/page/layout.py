@@ -116,6 +116,8 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
         with gr.Column():
             page.output = gr.Textbox(lines=6, max_lines=30, label=t("output"), interactive=False,
                                      buttons=["copy"], elem_id="output-box")
+            # Progress under the box, never over it (the events hide Gradio's tracker).
+            page.progress = gr.Markdown("", elem_id="progress")
             page.romanized = gr.Markdown("", elem_id="romanized")
             page.detected = gr.Markdown("", elem_id="detected-lang")
             with gr.Row(equal_height=True):
@@ -123,7 +125,6 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                 page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
-    page.progress = gr.Markdown("", elem_id="progress")
     page.detected_code = gr.State("")
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),

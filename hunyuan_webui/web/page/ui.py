@@ -95,8 +95,7 @@ class TranslatorUI(FileListeners):
         async for update in self._run(request):
             yield update.text
 
-    async def translate(self, form: TextForm, visitor: gr.Request | None = None,
-                        progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+    async def translate(self, form: TextForm, visitor: gr.Request | None = None
                         ) -> AsyncIterator[dict[str, Any]]:
         """The Translate button (Retranslate: ``form.fresh``, a fresh answer that replaces the
         cached one). Yields what changes, by name (:class:`~hunyuan_webui.web.page.form.Names`)."""
@@ -116,7 +115,7 @@ class TranslatorUI(FileListeners):
         async for update in self._run(request):
             if update.result is None:
                 yield {"output": update.text,
-                       "progress": self._progress_line(lang, update, progress)}
+                       "progress": self._progress_line(lang, update)}
             else:
                 yield self._finished(lang, form, update.result, update.parts)
 
@@ -135,13 +134,14 @@ class TranslatorUI(FileListeners):
                 "romanized": romanized_markdown(done, form.target, bool(form.romanize))}
 
     @staticmethod
-    def _progress_line(lang: str, update: PartUpdate, progress: gr.Progress) -> str:
+    def _progress_line(lang: str, update: PartUpdate) -> str:
+        """Progress as a line under the output box: Gradio's tracker covered the box (and the
+        words streaming into it) from the second sentence on."""
         done, total = update.done_segments, update.total_segments
         if update.parts > 1:  # a long paste: its parts count
             done, total = update.part - 1, update.parts
         elif total <= 1:
             return say(lang, "translating") + "…"
-        progress((done, total), desc=say(lang, "translating"), unit="segments")
         return say(lang, "segment", done=done + 1, total=total)
 
     async def _run(self, request: TranslationRequest) -> AsyncIterator[PartUpdate]:

@@ -1,0 +1,75 @@
+"""The page a student sees (issue 25), in headless Chromium and at the listeners.
+
+A multi-sentence translation streams into a visible output box (Gradio's progress tracker beside
+it, not over it); a Chinese text on the default pair auto → 简体中文 is translated into English,
+with a notice, instead of coming back unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from apphelpers import CHROMIUM, CHROMIUM_ARGS, running_app
+from fakes import TypingEngine
+
+OUTPUT = "document.querySelector('#output-box textarea').value"
+FIVE_SENTENCES = ("The bus leaves at eight. We meet at the gate. Bring a warm coat. "
+                  "Lunch is at noon. We are back by six.")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def open_page(browser, url: str, locale: str = "en-US", width: int = 1280, height: int = 900,
+              mobile: bool = False):
+    context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
+                                  is_mobile=mobile, has_touch=mobile)
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
+    return page
+
+
+# What covers the middle of the output box's text, if anything but the text itself.
+COVERED = """() => {
+  const area = document.querySelector('#output-box textarea');
+  const r = area.getBoundingClientRect();
+  const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+  return hit === area ? null : (hit ? hit.outerHTML.slice(0, 200) : 'nothing');
+}"""
+
+
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_a_five_sentence_stream_shows_growing_text_within_a_second(browser):
+    """A slow engine (20 characters a second): the output box shows text within 1 s of pressing
+    Translate, it grows, and nothing (no progress bar, no 'Translating 22%') covers it."""
+    with running_app(TypingEngine(delay=0.05), cache_size=0) as app:
+        page = open_page(browser, f"{app.url}/?sl=en&tl=de")
+        page.locator("#input-box textarea").fill(FIVE_SENTENCES)
+        started = time.monotonic()
+        page.locator("#translate-btn").click()
+        page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=5_000)
+        first = time.monotonic() - started
+        seen = [page.evaluate(OUTPUT)]
+        covers = []
+        for _ in range(6):
+            page.wait_for_timeout(200)
+            covers.append(page.evaluate(COVERED))
+            seen.append(page.evaluate(OUTPUT))
+        assert first < 1.0, f"first text after {first:.2f}s"
+        assert len(seen[-1]) > len(seen[0]), seen
+        assert covers == [None] * len(covers), covers
+        assert "·" not in seen[-1]
+        page.context.close()
