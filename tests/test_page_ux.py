@@ -73,3 +73,38 @@ def test_a_five_sentence_stream_shows_growing_text_within_a_second(browser):
         assert covers == [None] * len(covers), covers
         assert "·" not in seen[-1]
         page.context.close()
+
+
+class _Visitor:
+    def __init__(self, accept_language: str) -> None:
+        self.headers = {"accept-language": accept_language}
+
+
+async def _last_changes(stream) -> dict:
+    changes: dict = {}
+    async for update in stream:
+        changes.update(update)
+    return changes
+
+
+@pytest.mark.parametrize(("accept", "notice"), [
+    ("zh-CN,zh;q=0.9", "原文已是中文，已改为译成英语。"),
+    ("en-US,en;q=0.9", "The text is already in Chinese: translated into English instead."),
+])
+def test_chinese_text_on_the_default_pair_is_translated_into_english(translator, accept, notice):
+    """The default pair for a Chinese browser is auto → 简体中文: Chinese homework came back
+    unchanged ("文本已经是中文…原样返回"). As DeepL does, the target switches (to English) and
+    the picker follows, with a short notice."""
+    import asyncio
+
+    from hunyuan_webui.web.page.form import TextForm
+    from hunyuan_webui.web.page.ui import TranslatorUI
+
+    ui = TranslatorUI(translator)
+    form = TextForm(text="今天天气很好。", source="auto", target="zh", deterministic=True,
+                    history=[])
+    out = asyncio.run(_last_changes(ui.translate(form, _Visitor(accept))))
+    assert out["output"] == "The weather is nice today."
+    assert out["target"] == "en"
+    assert notice in out["detected"]
+    assert out["history"][0][4] == "en"

@@ -68,7 +68,7 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
                          **PRIVATE)
     inputs = names.inputs(TextForm.names())
     outputs = names.outputs(["output", "detected", "progress", "history", "table", "extras",
-                             "detected_code", "romanized"])
+                             "detected_code", "romanized", "target"])
     translate = names.listener(ui.translate, TextForm)
     # The stream stays readable: Gradio's tracker ("Translating 22%") covered the output box
     # while it filled; progress is the line under the box instead.

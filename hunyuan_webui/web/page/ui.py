@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
@@ -104,6 +105,7 @@ class TranslatorUI(FileListeners):
             raise gr.Error(say(lang, "too_long", chars=len(text), limit=self.page_limit),
                            print_exception=False)
         self._admit(visitor, text)
+        form, switched = self._switch_target(form, lang)
         request = TranslationRequest(
             text=text, source_lang=form.source, target_lang=form.target,
             options=self._options(form), mode=form.mode or TRANSLATE,
@@ -111,13 +113,35 @@ class TranslatorUI(FileListeners):
             cache=not form.fresh, style=form.style or "",
             instructions=self._instructions(form.instructions),
             data_format=form.data_format or "")
-        yield {"progress": say(lang, "translating") + "…"}
+        first = {"progress": say(lang, "translating") + "…"}
+        yield {**first, "target": form.target, "detected": switched} if switched else first
         async for update in self._run(request):
             if update.result is None:
                 yield {"output": update.text,
                        "progress": self._progress_line(lang, update)}
             else:
-                yield self._finished(lang, form, update.result, update.parts)
+                done = self._finished(lang, form, update.result, update.parts)
+                if switched:
+                    done["detected"] = "  \n".join(filter(None, [done["detected"], switched]))
+                yield done
+
+    def _switch_target(self, form: TextForm, lang: str) -> tuple[TextForm, str]:
+        """As DeepL does: a text detected in the target language is translated into English
+        (or the page's other language) instead of coming back unchanged. The default pair of a
+        Chinese browser is auto → 简体中文, so a class's Chinese homework came back as it was.
+        Answers the form to translate and the notice (empty: nothing switched)."""
+        if form.source != languages.AUTO or not (form.text or "").strip():
+            return form, ""
+        found = self.translator.detect(form.text).code
+        if found is None or found != form.target:
+            return form, ""
+        target = next(code for code in (lang, "en", "zh") if code != found)
+
+        def name(code: str) -> str:
+            return languages.get(code).chinese if lang == "zh" else languages.get(code).english
+
+        notice = say(lang, "switched", name=name(found), target=name(target))
+        return replace(form, target=target), notice
 
     def _finished(self, lang: str, form: TextForm, result: TranslationResult,
                   parts: int) -> dict[str, Any]:
