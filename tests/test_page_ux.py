@@ -8,6 +8,7 @@ with a notice, instead of coming back unchanged.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from apphelpers import CHROMIUM, CHROMIUM_ARGS, running_app
@@ -103,8 +104,69 @@ def test_chinese_text_on_the_default_pair_is_translated_into_english(translator,
     ui = TranslatorUI(translator)
     form = TextForm(text="今天天气很好。", source="auto", target="zh", deterministic=True,
                     history=[])
-    out = asyncio.run(_last_changes(ui.translate(form, _Visitor(accept))))
+    # On a thread of its own: Playwright's sync API keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        out = pool.submit(asyncio.run, _last_changes(ui.translate(form, _Visitor(accept)))).result()
     assert out["output"] == "The weather is nice today."
     assert out["target"] == "en"
     assert notice in out["detected"]
     assert out["history"][0][4] == "en"
+
+
+@pytest.fixture(scope="module")
+def demo_url(engine, demo_settings):
+    """The page as ``--demo`` serves it: the demo model, with its banner."""
+    from dataclasses import replace
+
+    from hunyuan_webui.app import Server, create_app
+    from hunyuan_webui.cache import PhraseCache
+    from hunyuan_webui.choice import _demo
+    from hunyuan_webui.service import Translator
+    from hunyuan_webui.urls import free_port
+
+    settings = replace(demo_settings, port=free_port(), cache_size=1000)
+    translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=1000))
+    banner = _demo(settings, "", asked=True).banner
+    server = Server(create_app(settings, translator, banner=banner), settings).start()
+    yield server.url
+    server.stop()
+
+
+PLACE = """(selector) => {
+  const r = document.querySelector(selector).getBoundingClientRect();
+  return {y: r.top + window.scrollY, height: r.height};
+}"""
+FIRST_LINE = 32  # px: a line of the output box's text, with its padding
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+@pytest.mark.parametrize("size", [(390, 844), (360, 640)], ids=["390x844", "360x640"])
+@pytest.mark.parametrize("locale", ["zh-CN", "en-US"])
+def test_on_a_phone_translate_and_the_output_fit_the_first_screen(browser, demo_url, size,
+                                                                   locale):
+    """The demo banner was eight lines of English with shell commands (about 700 px): Translate
+    sat at y=945 on 390x844. Now it is one line in the page's language that opens on a tap, and
+    Translate and the first line of the output are on the first screen."""
+    width, height = size
+    page = open_page(browser, demo_url, locale=locale, width=width, height=height, mobile=True)
+    page.locator("#input-box textarea").fill("谢谢你的帮助。")
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
+    page.evaluate("() => window.scrollTo(0, 0)")  # the first screen: the page at the top
+    boxes = {name: page.evaluate(PLACE, selector) for name, selector in [
+        ("banner", "#demo-banner"), ("translate", "#translate-btn"), ("header", "#app-header"),
+        ("lang", "#lang-row"), ("source", "#source-lang"), ("swap", "#swap-btn"),
+        ("target", "#target-lang"), ("input", "#input-box"), ("count", "#char-count"),
+        ("output_block", "#output-box"),
+        ("output", "#output-box textarea")]}
+    assert boxes["translate"]["y"] + boxes["translate"]["height"] <= height, str(boxes)
+    assert boxes["output"]["y"] + FIRST_LINE <= height, boxes
+    assert boxes["banner"]["height"] <= 48, boxes  # one line
+    banner = page.locator("#demo-banner").inner_text()
+    assert ("演示模型" in banner) == (locale == "zh-CN"), banner
+    title = "演示模型" if locale == "zh-CN" else "Demo model"
+    page.locator("#demo-banner").get_by_text(title).first.click()
+    page.get_by_text("huggingface-cli download").first.wait_for(timeout=5_000)
+    page.context.close()

@@ -65,7 +65,7 @@ CSS = """
 @media (max-width: 640px) {
   #app-header p { display: none; }
   #app-header h1 { font-size: 1.25rem; margin: 0; }
-  #input-box textarea, #output-box textarea { min-height: 7rem; }
+  #output-box textarea { min-height: 7rem; }
   /* Four buttons in 326 px: "Retranslate" overflowed its button at the desktop size. */
   #action-row { gap: 0.35rem !important; }
   #action-row button { min-width: 0 !important; font-size: 0.9rem !important;
@@ -77,6 +77,13 @@ CSS = """
               gap: 0.25rem !important; }
   #swap-btn { justify-self: center; align-self: center !important; height: 2.25rem;
               transform: rotate(90deg); }
+  /* The first screen holds Translate and the first line of the output (issue 25): the pickers'
+     labels are for screen readers only, the gaps are halved, the text box is shorter. */
+  #lang-row [data-testid=block-info] { position: absolute !important; width: 1px; height: 1px;
+                                       overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  #input-box textarea { height: 5.5rem !important; min-height: 5.5rem; }
+  .column, .row { gap: 0.5rem !important; }
+  #demo-banner .label-wrap { font-size: 0.9rem; }
   .gradio-container { padding-top: 0.25rem !important; }
 }
 """

@@ -70,8 +70,9 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
     with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
         page = SimpleNamespace(demo=demo)
         gr.Markdown(t("header"), elem_id="app-header")
-        if ui.banner:
-            gr.Markdown(ui.banner, elem_id="banner")
+        if ui.banner:  # one line in the page's language; the operator's details on a tap
+            with gr.Accordion(t("banner"), open=False, elem_id="demo-banner"):
+                gr.Markdown(ui.banner, elem_id="banner")
         _language_row(page)
         with gr.Tabs():
             with gr.Tab(t("tab_text"), id="text"):

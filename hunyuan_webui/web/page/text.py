@@ -18,6 +18,7 @@ UI_LANGS = ("en", "zh")
 LABELS: dict[str, dict[str, str]] = {
     "en": {
         "header": "# Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
+        "banner": "ℹ️ Demo model: a few phrases (details)",
         "source": "From", "target": "To", "detect": "Detect language",
         "swap": "⇄", "swap_label": "Swap languages and texts",
         "input": "Text",
@@ -59,6 +60,7 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "banner": "ℹ️ 演示模型：只会少量短语（详情）",
         "source": "源语言", "target": "目标语言", "detect": "自动检测",
         "swap": "⇄", "swap_label": "交换语言和文本",
         "input": "原文", "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",
