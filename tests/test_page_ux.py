@@ -170,3 +170,26 @@ def test_on_a_phone_translate_and_the_output_fit_the_first_screen(browser, demo_
     page.locator("#demo-banner").get_by_text(title).first.click()
     page.get_by_text("huggingface-cli download").first.wait_for(timeout=5_000)
     page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_the_share_link_uses_the_servers_lan_address(browser):
+    """The teacher opens the launcher's first line (127.0.0.1): the shared link copied that
+    address, dead on every student's phone. A server listening on the network knows its LAN
+    address, and the link carries it."""
+    from hunyuan_webui.urls import lan_ip
+
+    address = lan_ip()
+    assert address, "this machine has no LAN address to test with"
+    with running_app(TypingEngine(), host="0.0.0.0") as app:
+        port = app.url.rsplit(":", 1)[1].strip("/")
+        page = open_page(browser, f"http://127.0.0.1:{port}/?sl=en&tl=de")
+        page.locator("#share-btn").click()
+        page.wait_for_function("() => document.querySelector('#share-link textarea, "
+                               "#share-link input').value !== ''", timeout=10_000)
+        link = page.locator("#share-link textarea, #share-link input").first.input_value()
+        assert link.startswith(f"http://{address}:{port}/?"), link
+        assert "sl=en" in link and "tl=de" in link
+        page.context.close()

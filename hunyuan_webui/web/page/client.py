@@ -200,6 +200,8 @@ START_JS = """(source, target, text) => {
 
 SHARE_JS = """(source, target, text) => {
   const url = new URL(window.location.href);
+  const lan = __LAN__;  // the server's network address, when it listens on the network
+  if (lan && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) url.hostname = lan;
   url.search = '';
   url.searchParams.set('sl', source);
   url.searchParams.set('tl', target);
@@ -209,6 +211,12 @@ SHARE_JS = """(source, target, text) => {
   try { navigator.clipboard && navigator.clipboard.writeText(link).catch(() => {}); } catch (e) {}
   return link;
 }""".replace("__MAX__", str(SHARE_TEXT_MAX))
+
+
+def share_js(lan: str | None) -> str:
+    """The Share button's script. ``lan``: the server's LAN address, which replaces a loopback
+    one (the launcher's first line is 127.0.0.1, a dead link on every student's phone)."""
+    return SHARE_JS.replace("__LAN__", json.dumps(lan))
 
 
 def count_js(limit: int, parts: int) -> str:

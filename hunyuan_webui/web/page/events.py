@@ -14,7 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.web.page.client import SHARE_JS, START_JS, count_js, count_text
+from hunyuan_webui.urls import lan_ip
+from hunyuan_webui.web.page.client import START_JS, count_js, count_text, share_js
 from hunyuan_webui.web.page.form import Names, TextForm
 from hunyuan_webui.web.page.ui import STATUS_POLL_S
 
@@ -86,8 +87,9 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
         event.then(ui.status, None, page.status_outputs, **PRIVATE)
     page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],
                         **PRIVATE)
-    page.share.click(None, [page.source, page.target, page.text], page.share_link, js=SHARE_JS,
-                     **PRIVATE)
+    lan = lan_ip() if settings.host in ("0.0.0.0", "::") else None
+    page.share.click(None, [page.source, page.target, page.text], page.share_link,
+                     js=share_js(lan), **PRIVATE)
 
 
 def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
