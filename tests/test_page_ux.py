@@ -193,3 +193,34 @@ def test_the_share_link_uses_the_servers_lan_address(browser):
         assert link.startswith(f"http://{address}:{port}/?"), link
         assert "sl=en" in link and "tl=de" in link
         page.context.close()
+
+
+def test_a_chinese_page_titles_its_messages_and_sampling_sliders_in_chinese():
+    """The Chinese page's toasts were titled "Error", its sliders "Top-k / Top-p"."""
+    import re
+
+    import gradio as gr
+
+    from hunyuan_webui.errors import TranslatorError
+    from hunyuan_webui.web.page.errors import friendly
+    from hunyuan_webui.web.page.text import LABELS
+
+    class Request(gr.Request):
+        def __init__(self, accept: str) -> None:
+            super().__init__()
+            self._accept = accept
+
+        @property
+        def headers(self):
+            return {"accept-language": self._accept}
+
+    def refuses(kind, visitor):
+        raise kind("Too long.") if kind is gr.Error else TranslatorError("Too long.")
+
+    for kind in (gr.Error, TranslatorError):
+        for accept, title in (("zh-CN", "出错了"), ("en-US", "Error")):
+            with pytest.raises(gr.Error) as raised:
+                friendly(refuses)(kind, Request(accept))
+            assert raised.value.title == title, (kind, accept)
+    for key in ("top_k", "top_p", "temperature", "repetition_penalty"):
+        assert not re.search("[A-Za-z]", LABELS["zh"][key]), LABELS["zh"][key]

@@ -78,6 +78,12 @@ def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Call
     name = getattr(fn, "__name__", "listener")
 
     def readable(exc: Exception, lang: str = "en") -> gr.Error:
+        error = titled(exc, lang)
+        if error.title == "Error":  # Gradio's default: the toast's title in the page's language
+            error.title = say(lang, "error_title")
+        return error
+
+    def titled(exc: Exception, lang: str) -> gr.Error:
         if isinstance(exc, gr.Error):
             exc.message = redact(str(exc.message))
             return exc
