@@ -224,3 +224,22 @@ def test_a_chinese_page_titles_its_messages_and_sampling_sliders_in_chinese():
             assert raised.value.title == title, (kind, accept)
     for key in ("top_k", "top_p", "temperature", "repetition_penalty"):
         assert not re.search("[A-Za-z]", LABELS["zh"][key]), LABELS["zh"][key]
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_stop_always_says_it_stopped(browser):
+    """Stop left "Part 41 of 189…" on screen in 2 of 4 tries: the stream's last redraw arrived
+    after Stop's message. Four tries, each ends on the stopped line, and it stays."""
+    with running_app(TypingEngine(delay=0.01), cache_size=0, max_input_chars=400) as app:
+        page = open_page(browser, f"{app.url}/?sl=en&tl=de")
+        for attempt in range(4):
+            page.locator("#input-box textarea").fill(" ".join([FIVE_SENTENCES] * 20) + f" {attempt}")
+            page.locator("#translate-btn").click()
+            page.wait_for_function(f"() => {OUTPUT}.length > {200 + attempt * 30}", timeout=10_000)
+            page.locator("#stop-btn").click()
+            page.wait_for_timeout(1_500)
+            line = page.locator("#progress").inner_text()
+            assert line.startswith("⏹ Stopped"), (attempt, line, page.locator(".toast-body").all_inner_texts())
+        page.context.close()

@@ -25,6 +25,7 @@ PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
 # one's (answered with a 500) is dropped without a word. For the listeners whose refusals a
 # visitor must read (a glossary that is not UTF-8, an empty history, a foreign file).
 SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
+SETTLE_JS = "() => new Promise((done) => setTimeout(() => done([]), 800))"
 
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
@@ -85,8 +86,12 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
         **model)
     for event in (run, fresh, example):
         event.then(ui.status, None, page.status_outputs, **PRIVATE)
-    page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],
-                        **PRIVATE)
+    stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
+                               cancels=[run, fresh, example], **PRIVATE)
+    # A redraw the cancelled stream had already sent can land after Stop's line ("Part 41 of
+    # 189…" stayed on screen in 2 of 4 tries): a moment later Stop says it again if so.
+    stop.then(None, None, None, js=SETTLE_JS, **PRIVATE).then(
+        ui.stopped, page.progress, page.progress, **PRIVATE)
     lan = lan_ip() if settings.host in ("0.0.0.0", "::") else None
     page.share.click(None, [page.source, page.target, page.text], page.share_link,
                      js=share_js(lan), **PRIVATE)
