@@ -243,3 +243,23 @@ def test_stop_always_says_it_stopped(browser):
             line = page.locator("#progress").inner_text()
             assert line.startswith("⏹ Stopped"), (attempt, line, page.locator(".toast-body").all_inner_texts())
         page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_the_counter_counts_against_what_the_page_takes_and_stop_is_quiet_when_idle(browser,
+                                                                                     demo_url):
+    """The counter read "50,000 / 5,000" (the page takes ten requests' worth); Stop was a bright
+    red button on an idle page."""
+    page = open_page(browser, demo_url)
+    stop = page.evaluate("() => getComputedStyle(document.querySelector('#stop-btn'))"
+                         ".backgroundColor")
+    assert stop != "rgb(185, 28, 28)", stop
+    page.locator("#input-box textarea").fill("谢谢。" * 2000)
+    page.wait_for_function("() => document.querySelector('#char-count').innerText"
+                           ".startsWith('6,000')", timeout=5_000)
+    counter = page.locator("#char-count").inner_text()
+    chars, limit = (int(x.replace(",", "")) for x in counter.split(" · ")[0].split(" / "))
+    assert chars <= limit, counter
+    page.context.close()

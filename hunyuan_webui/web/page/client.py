@@ -171,14 +171,13 @@ window.hymt = {
     const n = [...(text || '')].length;
     const fmt = (x) => x.toLocaleString('en-US');
     const el = document.querySelector('#char-count');
-    if (el) el.classList.toggle('over', n > limit);
-    if (n <= limit) return `${fmt(n)} / ${fmt(limit)}`;
-    if (n > limit * parts) return this.zh
-      ? `${fmt(n)} / ${fmt(limit)} · 太长：本页最多翻译 ${fmt(limit * parts)} 个字符`
-      : `${fmt(n)} / ${fmt(limit)} · too long: the page translates up to ${fmt(limit * parts)}`;
+    if (el) el.classList.toggle('over', n > limit * parts);
+    // Out of what the page takes (it read "50,000 / 5,000": one request's limit).
+    const most = `${fmt(n)} / ${fmt(limit * parts)}`;
+    if (n <= limit) return most;
+    if (n > limit * parts) return this.zh ? `${most} · 太长，请删减` : `${most} · too long`;
     const k = Math.ceil(n / limit);
-    return this.zh ? `${fmt(n)} / ${fmt(limit)} · 将分 ${k} 部分以上翻译`
-                   : `${fmt(n)} / ${fmt(limit)} · will be translated in ${k}+ parts`;
+    return this.zh ? `${most} · 将分 ${k} 部分以上翻译` : `${most} · will be translated in ${k}+ parts`;
   },
 };
 </script>""".replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES))

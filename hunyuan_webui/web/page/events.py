@@ -65,7 +65,7 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
                     [page.source, page.target, page.detected_code, page.text, page.output],
                     names.outputs(["source", "target", "text", "output", "detected",
                                    "romanized"]), **PRIVATE)
-    page.clear_btn.click(lambda: ("", "", "", "", count_text(0, limit)), None,
+    page.clear_btn.click(lambda: ("", "", "", "", count_text(0, ui.page_limit)), None,
                          [page.text, page.output, page.detected, page.romanized, page.count],
                          **PRIVATE)
     inputs = names.inputs(TextForm.names())

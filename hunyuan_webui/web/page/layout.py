@@ -105,13 +105,14 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
             page.text = gr.Textbox(lines=6, max_lines=30, label=t("input"),
                                    placeholder=t("input_placeholder"), max_length=page_limit,
                                    elem_id="input-box")
-            page.count = gr.Markdown(count_text(0, limit), elem_id="char-count")
+            page.count = gr.Markdown(count_text(0, page_limit), elem_id="char-count")
             with gr.Row(elem_id="action-row"):
                 page.translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
                                                min_width=90, elem_id="translate-btn")
                 page.retranslate_btn = gr.Button(t("retranslate"), scale=1, min_width=60,
                                                  elem_id="retranslate-btn")
-                page.stop_btn = gr.Button(t("stop"), variant="stop", scale=1, min_width=50,
+                # Not a red button on an idle page.
+                page.stop_btn = gr.Button(t("stop"), variant="secondary", scale=1, min_width=50,
                                           elem_id="stop-btn")
                 page.clear_btn = gr.Button(t("clear"), scale=1, min_width=50, elem_id="clear-btn")
         with gr.Column():
