@@ -217,7 +217,7 @@ def test_the_page_sends_style_and_reports_the_notice(engine, demo_settings):
     form = TextForm(text="谢谢。", source="zh", target="en", deterministic=True,
                     temperature=0.7, top_p=0.6, top_k=20, repetition=1.05, mode="style",
                     style="formal", history=[])
-    out = asyncio.run(_last(ui.translate(form, progress=lambda *a, **k: None)))
+    out = asyncio.run(_last(ui.translate(form)))
     assert out["output"] == "Thank you."
     assert ("This model has no style prompt (Hy-MT2 has): the style was not used."
             in out["progress"])

@@ -65,7 +65,7 @@ CSS = """
 @media (max-width: 640px) {
   #app-header p { display: none; }
   #app-header h1 { font-size: 1.25rem; margin: 0; }
-  #input-box textarea, #output-box textarea { min-height: 7rem; }
+  #output-box textarea { min-height: 7rem; }
   /* Four buttons in 326 px: "Retranslate" overflowed its button at the desktop size. */
   #action-row { gap: 0.35rem !important; }
   #action-row button { min-width: 0 !important; font-size: 0.9rem !important;
@@ -77,6 +77,13 @@ CSS = """
               gap: 0.25rem !important; }
   #swap-btn { justify-self: center; align-self: center !important; height: 2.25rem;
               transform: rotate(90deg); }
+  /* The first screen holds Translate and the first line of the output (issue 25): the pickers'
+     labels are for screen readers only, the gaps are halved, the text box is shorter. */
+  #lang-row [data-testid=block-info] { position: absolute !important; width: 1px; height: 1px;
+                                       overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  #input-box textarea { height: 5.5rem !important; min-height: 5.5rem; }
+  .column, .row { gap: 0.5rem !important; }
+  #demo-banner .label-wrap { font-size: 0.9rem; }
   .gradio-container { padding-top: 0.25rem !important; }
 }
 """
@@ -164,14 +171,13 @@ window.hymt = {
     const n = [...(text || '')].length;
     const fmt = (x) => x.toLocaleString('en-US');
     const el = document.querySelector('#char-count');
-    if (el) el.classList.toggle('over', n > limit);
-    if (n <= limit) return `${fmt(n)} / ${fmt(limit)}`;
-    if (n > limit * parts) return this.zh
-      ? `${fmt(n)} / ${fmt(limit)} · 太长：本页最多翻译 ${fmt(limit * parts)} 个字符`
-      : `${fmt(n)} / ${fmt(limit)} · too long: the page translates up to ${fmt(limit * parts)}`;
+    if (el) el.classList.toggle('over', n > limit * parts);
+    // Out of what the page takes (it read "50,000 / 5,000": one request's limit).
+    const most = `${fmt(n)} / ${fmt(limit * parts)}`;
+    if (n <= limit) return most;
+    if (n > limit * parts) return this.zh ? `${most} · 太长，请删减` : `${most} · too long`;
     const k = Math.ceil(n / limit);
-    return this.zh ? `${fmt(n)} / ${fmt(limit)} · 将分 ${k} 部分以上翻译`
-                   : `${fmt(n)} / ${fmt(limit)} · will be translated in ${k}+ parts`;
+    return this.zh ? `${most} · 将分 ${k} 部分以上翻译` : `${most} · will be translated in ${k}+ parts`;
   },
 };
 </script>""".replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES))
@@ -193,6 +199,8 @@ START_JS = """(source, target, text) => {
 
 SHARE_JS = """(source, target, text) => {
   const url = new URL(window.location.href);
+  const lan = __LAN__;  // the server's network address, when it listens on the network
+  if (lan && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) url.hostname = lan;
   url.search = '';
   url.searchParams.set('sl', source);
   url.searchParams.set('tl', target);
@@ -202,6 +210,12 @@ SHARE_JS = """(source, target, text) => {
   try { navigator.clipboard && navigator.clipboard.writeText(link).catch(() => {}); } catch (e) {}
   return link;
 }""".replace("__MAX__", str(SHARE_TEXT_MAX))
+
+
+def share_js(lan: str | None) -> str:
+    """The Share button's script. ``lan``: the server's LAN address, which replaces a loopback
+    one (the launcher's first line is 127.0.0.1, a dead link on every student's phone)."""
+    return SHARE_JS.replace("__LAN__", json.dumps(lan))
 
 
 def count_js(limit: int, parts: int) -> str:

@@ -74,18 +74,25 @@ def _visitor_lang(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
     return "en"
 
 
+def _as_error(exc: Exception, lang: str, name: str, redact: Callable[[str], str]) -> gr.Error:
+    if isinstance(exc, gr.Error):
+        exc.message = redact(str(exc.message))
+        return exc
+    if isinstance(exc, TranslatorError):
+        log.info("the page's %s refused: %s", name, redact(exc.user_message))
+        return gr.Error(redact(visitor_text(exc, lang)), print_exception=False)
+    log.error("the page's %s failed", name, exc_info=exc)
+    return gr.Error(say(lang, "apology"), print_exception=False)
+
+
 def friendly(fn: Callable[..., Any], redact: Callable[[str], str] = str) -> Callable[..., Any]:
     name = getattr(fn, "__name__", "listener")
 
     def readable(exc: Exception, lang: str = "en") -> gr.Error:
-        if isinstance(exc, gr.Error):
-            exc.message = redact(str(exc.message))
-            return exc
-        if isinstance(exc, TranslatorError):
-            log.info("the page's %s refused: %s", name, redact(exc.user_message))
-            return gr.Error(redact(visitor_text(exc, lang)), print_exception=False)
-        log.error("the page's %s failed", name, exc_info=exc)
-        return gr.Error(say(lang, "apology"), print_exception=False)
+        error = _as_error(exc, lang, name, redact)
+        if error.title == "Error":  # Gradio's default: the toast's title in the page's language
+            error.title = say(lang, "error_title")
+        return error
 
     if inspect.isasyncgenfunction(fn):
         @functools.wraps(fn)

@@ -14,7 +14,8 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui.web.page.client import SHARE_JS, START_JS, count_js, count_text
+from hunyuan_webui.urls import lan_ip
+from hunyuan_webui.web.page.client import START_JS, count_js, count_text, share_js
 from hunyuan_webui.web.page.form import Names, TextForm
 from hunyuan_webui.web.page.ui import STATUS_POLL_S
 
@@ -24,6 +25,7 @@ PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
 # one's (answered with a 500) is dropped without a word. For the listeners whose refusals a
 # visitor must read (a glossary that is not UTF-8, an empty history, a foreign file).
 SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
+SETTLE_JS = "() => new Promise((done) => setTimeout(() => done([]), 800))"
 
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
@@ -63,13 +65,16 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
                     [page.source, page.target, page.detected_code, page.text, page.output],
                     names.outputs(["source", "target", "text", "output", "detected",
                                    "romanized"]), **PRIVATE)
-    page.clear_btn.click(lambda: ("", "", "", "", count_text(0, limit)), None,
+    page.clear_btn.click(lambda: ("", "", "", "", count_text(0, ui.page_limit)), None,
                          [page.text, page.output, page.detected, page.romanized, page.count],
                          **PRIVATE)
     inputs = names.inputs(TextForm.names())
     outputs = names.outputs(["output", "detected", "progress", "history", "table", "extras",
-                             "detected_code", "romanized"])
+                             "detected_code", "romanized", "target"])
     translate = names.listener(ui.translate, TextForm)
+    # The stream stays readable: Gradio's tracker ("Translating 22%") covered the output box
+    # while it filled; progress is the line under the box instead.
+    model = {**model, "show_progress": "hidden"}
     run = page.translate_btn.click(translate, inputs, outputs, api_name="translate_ui",
                                    api_visibility="undocumented", **model)
     fresh = page.retranslate_btn.click(names.listener(ui.translate, TextForm, fresh=True),
@@ -81,10 +86,15 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
         **model)
     for event in (run, fresh, example):
         event.then(ui.status, None, page.status_outputs, **PRIVATE)
-    page.stop_btn.click(ui.stopped, page.progress, page.progress, cancels=[run, fresh, example],
-                        **PRIVATE)
-    page.share.click(None, [page.source, page.target, page.text], page.share_link, js=SHARE_JS,
-                     **PRIVATE)
+    stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
+                               cancels=[run, fresh, example], **PRIVATE)
+    # A redraw the cancelled stream had already sent can land after Stop's line ("Part 41 of
+    # 189…" stayed on screen in 2 of 4 tries): a moment later Stop says it again if so.
+    stop.then(None, None, None, js=SETTLE_JS, **PRIVATE).then(
+        ui.stopped, page.progress, page.progress, **PRIVATE)
+    lan = lan_ip() if settings.host in ("0.0.0.0", "::") else None
+    page.share.click(None, [page.source, page.target, page.text], page.share_link,
+                     js=share_js(lan), **PRIVATE)
 
 
 def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:

@@ -70,8 +70,9 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
     with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
         page = SimpleNamespace(demo=demo)
         gr.Markdown(t("header"), elem_id="app-header")
-        if ui.banner:
-            gr.Markdown(ui.banner, elem_id="banner")
+        if ui.banner:  # one line in the page's language; the operator's details on a tap
+            with gr.Accordion(t("banner"), open=False, elem_id="demo-banner"):
+                gr.Markdown(ui.banner, elem_id="banner")
         _language_row(page)
         with gr.Tabs():
             with gr.Tab(t("tab_text"), id="text"):
@@ -104,18 +105,21 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
             page.text = gr.Textbox(lines=6, max_lines=30, label=t("input"),
                                    placeholder=t("input_placeholder"), max_length=page_limit,
                                    elem_id="input-box")
-            page.count = gr.Markdown(count_text(0, limit), elem_id="char-count")
+            page.count = gr.Markdown(count_text(0, page_limit), elem_id="char-count")
             with gr.Row(elem_id="action-row"):
                 page.translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
                                                min_width=90, elem_id="translate-btn")
                 page.retranslate_btn = gr.Button(t("retranslate"), scale=1, min_width=60,
                                                  elem_id="retranslate-btn")
-                page.stop_btn = gr.Button(t("stop"), variant="stop", scale=1, min_width=50,
+                # Not a red button on an idle page.
+                page.stop_btn = gr.Button(t("stop"), variant="secondary", scale=1, min_width=50,
                                           elem_id="stop-btn")
                 page.clear_btn = gr.Button(t("clear"), scale=1, min_width=50, elem_id="clear-btn")
         with gr.Column():
             page.output = gr.Textbox(lines=6, max_lines=30, label=t("output"), interactive=False,
                                      buttons=["copy"], elem_id="output-box")
+            # Progress under the box, never over it (the events hide Gradio's tracker).
+            page.progress = gr.Markdown("", elem_id="progress")
             page.romanized = gr.Markdown("", elem_id="romanized")
             page.detected = gr.Markdown("", elem_id="detected-lang")
             with gr.Row(equal_height=True):
@@ -123,7 +127,6 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                 page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
-    page.progress = gr.Markdown("", elem_id="progress")
     page.detected_code = gr.State("")
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),

@@ -18,6 +18,7 @@ UI_LANGS = ("en", "zh")
 LABELS: dict[str, dict[str, str]] = {
     "en": {
         "header": "# Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
+        "banner": "ℹ️ Demo model: a few phrases (details)",
         "source": "From", "target": "To", "detect": "Detect language",
         "swap": "⇄", "swap_label": "Swap languages and texts",
         "input": "Text",
@@ -59,6 +60,7 @@ LABELS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "banner": "ℹ️ 演示模型：只会少量短语（详情）",
         "source": "源语言", "target": "目标语言", "detect": "自动检测",
         "swap": "⇄", "swap_label": "交换语言和文本",
         "input": "原文", "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",
@@ -67,7 +69,8 @@ LABELS: dict[str, dict[str, str]] = {
         "romanize": "显示拼音 / 罗马字", "examples": "示例（点击即翻译）", "advanced": "高级设置",
         "deterministic": "确定性（贪心）解码",
         "deterministic_info": "相同输入得到相同输出。关闭则使用模型卡推荐的采样参数。",
-        "temperature": "温度", "top_p": "Top-p", "top_k": "Top-k（0 = 不限）",
+        "temperature": "温度（越高越多样）", "top_p": "累积概率上限（越低越保守）",
+        "top_k": "候选词数（0 = 不限）",
         "repetition_penalty": "重复惩罚", "max_new_tokens": "最大生成长度（0 = 自动）",
         "history": "历史记录（保存在本浏览器中；点击一行恢复）",
         "history_source": "原文", "history_translation": "译文", "history_pair": "语言对",
@@ -109,6 +112,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "segments": "{n} segments ({cached} from cache)",
         "from_cache": "⚡ From the phrase cache (Retranslate for a fresh one)",
         "already": "The text is already in {name}; returned unchanged.",
+        "switched": "The text is already in {name}: translated into {target} instead.",
+        "error_title": "Error",
         "parts": "The text was long, so it was translated in {n} parts.",
         "stopped": "⏹ Stopped: the translation above is partial.",
         "glossary_report": "**Glossary** — in the translation: {found}; missing: {missing}",
@@ -157,6 +162,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "segments": "{n} 个片段（{cached} 个来自缓存）",
         "from_cache": "⚡ 来自短语缓存（点“重新翻译”获取新译文）",
         "already": "文本已经是{name}，原样返回。",
+        "switched": "原文已是{name}，已改为译成{target}。",
+        "error_title": "出错了",
         "parts": "文本较长，已分 {n} 部分翻译。",
         "stopped": "⏹ 已停止：上面的译文不完整。",
         "glossary_report": "**术语表** — 译文中出现：{found}；缺少：{missing}",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import gradio as gr
@@ -95,8 +96,7 @@ class TranslatorUI(FileListeners):
         async for update in self._run(request):
             yield update.text
 
-    async def translate(self, form: TextForm, visitor: gr.Request | None = None,
-                        progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
+    async def translate(self, form: TextForm, visitor: gr.Request | None = None
                         ) -> AsyncIterator[dict[str, Any]]:
         """The Translate button (Retranslate: ``form.fresh``, a fresh answer that replaces the
         cached one). Yields what changes, by name (:class:`~hunyuan_webui.web.page.form.Names`)."""
@@ -105,6 +105,7 @@ class TranslatorUI(FileListeners):
             raise gr.Error(say(lang, "too_long", chars=len(text), limit=self.page_limit),
                            print_exception=False)
         self._admit(visitor, text)
+        form, switched = self._switch_target(form, lang)
         request = TranslationRequest(
             text=text, source_lang=form.source, target_lang=form.target,
             options=self._options(form), mode=form.mode or TRANSLATE,
@@ -112,13 +113,35 @@ class TranslatorUI(FileListeners):
             cache=not form.fresh, style=form.style or "",
             instructions=self._instructions(form.instructions),
             data_format=form.data_format or "")
-        yield {"progress": say(lang, "translating") + "…"}
+        first = {"progress": say(lang, "translating") + "…"}
+        yield {**first, "target": form.target, "detected": switched} if switched else first
         async for update in self._run(request):
             if update.result is None:
                 yield {"output": update.text,
-                       "progress": self._progress_line(lang, update, progress)}
+                       "progress": self._progress_line(lang, update)}
             else:
-                yield self._finished(lang, form, update.result, update.parts)
+                done = self._finished(lang, form, update.result, update.parts)
+                if switched:
+                    done["detected"] = "  \n".join(filter(None, [done["detected"], switched]))
+                yield done
+
+    def _switch_target(self, form: TextForm, lang: str) -> tuple[TextForm, str]:
+        """As DeepL does: a text detected in the target language is translated into English
+        (or the page's other language) instead of coming back unchanged. The default pair of a
+        Chinese browser is auto → 简体中文, so a class's Chinese homework came back as it was.
+        Answers the form to translate and the notice (empty: nothing switched)."""
+        if form.source != languages.AUTO or not (form.text or "").strip():
+            return form, ""
+        found = self.translator.detect(form.text).code
+        if found is None or found != form.target:
+            return form, ""
+        target = next(code for code in (lang, "en", "zh") if code != found)
+
+        def name(code: str) -> str:
+            return languages.get(code).chinese if lang == "zh" else languages.get(code).english
+
+        notice = say(lang, "switched", name=name(found), target=name(target))
+        return replace(form, target=target), notice
 
     def _finished(self, lang: str, form: TextForm, result: TranslationResult,
                   parts: int) -> dict[str, Any]:
@@ -135,13 +158,14 @@ class TranslatorUI(FileListeners):
                 "romanized": romanized_markdown(done, form.target, bool(form.romanize))}
 
     @staticmethod
-    def _progress_line(lang: str, update: PartUpdate, progress: gr.Progress) -> str:
+    def _progress_line(lang: str, update: PartUpdate) -> str:
+        """Progress as a line under the output box: Gradio's tracker covered the box (and the
+        words streaming into it) from the second sentence on."""
         done, total = update.done_segments, update.total_segments
         if update.parts > 1:  # a long paste: its parts count
             done, total = update.part - 1, update.parts
         elif total <= 1:
             return say(lang, "translating") + "…"
-        progress((done, total), desc=say(lang, "translating"), unit="segments")
         return say(lang, "segment", done=done + 1, total=total)
 
     async def _run(self, request: TranslationRequest) -> AsyncIterator[PartUpdate]:
