@@ -116,7 +116,7 @@ def test_the_api_and_the_page_say_when_an_answer_is_marked(misbehaving):
         form = TextForm(text=marked.source, source=marked.source_lang,
                         target=marked.target_lang, deterministic=True, temperature=0.7,
                         top_p=0.6, top_k=20, repetition=1.05, history=[])
-        out = asyncio.run(_last(ui.translate(form, progress=lambda *a, **k: None)))
+        out = asyncio.run(_last(ui.translate(form)))
         assert out["output"] == marked.answer
         assert "⚠️ Check this translation: it seems to be in Chinese" in out["progress"], out
 
