@@ -212,3 +212,12 @@ def test_with_api_keys_a_class_follows_the_page(engine, demo_settings, open_page
                 assert c.get(path, headers={"Authorization": "Bearer k1"}).status_code == 200
     finally:
         server.stop()
+
+
+def test_the_page_links_to_starting_a_class(app):
+    """The page's header offers a class in the page's language; the link (relative, so it works
+    under a proxy's prefix too) opens the class's start page."""
+    config = app.http.get("/config").text
+    assert "[🎓 Start a class](class)" in config and "[🎓 开始上课](class)" in config
+    start = app.http.get("/class")
+    assert start.status_code == 200 and "text/html" in start.headers["content-type"]

@@ -17,7 +17,8 @@ UI_LANGS = ("en", "zh")
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
-        "header": "# Hunyuan-MT Translator\n38 languages · streaming · batched · cached",
+        "header": ("# Hunyuan-MT Translator\n38 languages · streaming · batched · cached · "
+                   "[🎓 Start a class](class)"),
         "banner": "ℹ️ Demo model: a few phrases (details)",
         "source": "From", "target": "To", "detect": "Detect language",
         "swap": "⇄", "swap_label": "Swap languages and texts",
@@ -59,7 +60,7 @@ LABELS: dict[str, dict[str, str]] = {
                       "notice saying what was left out.",
     },
     "zh": {
-        "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存",
+        "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
         "banner": "ℹ️ 演示模型：只会少量短语（详情）",
         "source": "源语言", "target": "目标语言", "detect": "自动检测",
         "swap": "⇄", "swap_label": "交换语言和文本",
