@@ -168,3 +168,17 @@ def test_the_page_s_own_calls_still_work(server):
         out, message = completed(c.get(f"{CALL}/{r.json()['event_id']}").text)
         assert "hi.en.txt" in message
         assert c.get(out["url"]).text == "Thank you.\n"
+
+
+def test_an_empty_session_hash_is_a_400_not_gradios_500(server):
+    """Found by the fuzz test in CI: Gradio's queue keys its messages on the session_hash a call
+    names, and an empty one raised a KeyError (500). A gradio_client UUID still passes."""
+    app, _ = server
+    with httpx.Client(base_url=app.url, trust_env=False, timeout=30) as c:
+        assert c.get("/config").status_code == 200
+        for bad in ("", " ", "a/b", "x" * 101):
+            r = c.post("/gradio_api/call/translate", json={"data": [], "session_hash": bad})
+            assert_json_error(r, 400, "invalid_request")
+        r = c.post("/gradio_api/call/translate",
+                   json={"data": [], "session_hash": "3f2b1c8e-9d4a-4e6b-8c7d-1a2b3c4d5e6f"})
+        assert r.status_code == 200, r.text

@@ -29,6 +29,8 @@ and UTF-32). So the rule is on the body, not its label:
      upload takes anything else;
    - a body that names a file (a ``path``, at any depth) this session did not upload, or that has
      expired, is refused with 403, before Gradio opens, hashes or copies anything;
+   - a ``session_hash`` that is empty or not a plain token is refused with 400 (Gradio's queue
+     keeps its messages per session and raised a 500 on an empty one);
    - the same bytes are then handed on.
 """
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 import email.message
 import json
 import logging
+import re
 from collections.abc import Callable, Iterator
 from http.cookies import SimpleCookie
 from types import SimpleNamespace
@@ -60,6 +63,10 @@ from hunyuan_webui.web.guards.visitor_files import (
     upload_temps,
 )
 from hunyuan_webui.web.responses import retry_headers
+
+# What Gradio's clients send as a session_hash: the page a random base-36 string, gradio_client a
+# UUID. Anything else (empty, above all) is refused before Gradio's queue keys its messages on it.
+GRADIO_SESSION_RE = re.compile(r"[A-Za-z0-9_-]{1,100}")
 
 log = logging.getLogger("hunyuan_webui.web.guards.gatekeeper")
 
@@ -236,6 +243,11 @@ class Gatekeeper:
                     return
         if any(not self.files.owns(session, p) for p in _named_paths(data)):
             await json_error(scope, 403, "file_not_uploaded", NOT_UPLOADED)(scope, receive, send)
+            return
+        if gradio and isinstance(data, dict) and isinstance(data.get("session_hash"), str) and \
+                not GRADIO_SESSION_RE.fullmatch(data["session_hash"]):
+            await json_error(scope, 400, "invalid_request", "'session_hash' must be a short "
+                             "token of letters, digits, '-' and '_'.")(scope, receive, send)
             return
 
         replay = [{"type": "http.request", "body": body, "more_body": False}, *messages]
