@@ -49,9 +49,11 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     # Every open tab polls: 30 tabs every 2 s made 15 requests/s. Faster only while loading.
     timer = gr.Timer(STATUS_POLL_S)
     status_outputs = [page.status, page.translate_btn, page.retranslate_btn, timer]
-    demo.load(ui.status, None, status_outputs, **PRIVATE)
+    # A poll never fades the status line and the buttons (Gradio's progress on its outputs):
+    # axe caught the faded status line's contrast when a tick fell on its check.
+    demo.load(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     demo.load(ui.tables, page.history, [page.table, page.glossary], **PRIVATE)
-    timer.tick(ui.status, None, status_outputs, **PRIVATE)
+    timer.tick(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     page.status_outputs = status_outputs
 
 
@@ -85,7 +87,7 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
         translate, inputs, outputs, api_name="translate_example", api_visibility="private",
         **model)
     for event in (run, fresh, example):
-        event.then(ui.status, None, page.status_outputs, **PRIVATE)
+        event.then(ui.status, None, page.status_outputs, show_progress="hidden", **PRIVATE)
     stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
                                cancels=[run, fresh, example], **PRIVATE)
     # A redraw the cancelled stream had already sent can land after Stop's line ("Part 41 of
