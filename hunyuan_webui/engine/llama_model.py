@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hunyuan_webui.engine.llama_repack import repack_overrides
 from hunyuan_webui.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -90,8 +91,14 @@ class LlamaModel:
         _LOG_LINES.clear()
         params = lib.llama_model_default_params()
         params.n_gpu_layers = -1 if gpu else 0  # -1: every layer, where the build can offload
-        if cpu_has_amx():  # see cpu_has_amx: no AMX (nor the other repacked weight layouts)
+        self._repack = None
+        if cpu_has_amx():  # see cpu_has_amx: no AMX; the Q4_K repacking given back by name
             params.use_extra_bufts = False
+            self._repack = repack_overrides(path)
+            if self._repack is not None:
+                params.tensor_buft_overrides = self._repack.address
+                log.info("llama.cpp: %d Q4_K weights repacked (AMX left out)",
+                         len(self._repack.names))
         model = lib.llama_model_load_from_file(str(path).encode(), params)
         if not model:
             raise ModelLoadError(f"llama.cpp could not load {path.name}: {_last_words()}")
