@@ -249,8 +249,9 @@ def table(result: dict[str, Any]) -> str:
         f"{machine['load_after']} after. Model: {model}, random weights; {result['tokens']} "
         f"tokens per answer. Copy bandwidth: "
         f"{result['bandwidth'] / 1e9:.1f} GB/s; ceiling = bandwidth / weight bytes read per token."
-        + (" This CPU has AMX, so llama.cpp runs without its repacked weight layouts "
-           "(`engine/llama_model.py`: its AMX path crashes)." if result.get("amx") else ""),
+        + (" This CPU has AMX: llama.cpp runs without its AMX path (it crashes on quantized "
+           "files), its Q4_K weights repacked by name (`engine/llama_repack.py`)."
+           if result.get("amx") else ""),
         "",
         f"| system | weights read per token | ceiling tokens/s | 1 stream tokens/s | of ceiling "
         f"| {result['clients']} clients tokens/s | tokens ok |",
