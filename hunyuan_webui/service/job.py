@@ -75,16 +75,21 @@ class Job:
             yield Update(text, text, 0, 0, self._finish(text))
             return
         out: list[str] = []
+        at = 0  # where each segment's translation lies in the text (its alignment):
+        spans: dict[int, list[int]] = {}
         try:
             for delta, index, translated in self.strategy.pieces():
                 if translated and self.first_token_at is None:
                     self.first_token_at = time.perf_counter()
+                if translated:
+                    spans.setdefault(index, [at, at])[1] = at + len(delta)
+                at += len(delta)
                 out.append(delta)
                 yield Update(delta, "".join(out), index, total)
             if self._reader.cancelled.is_set():
                 return  # stopped by its owner: end quietly, with no result
             text = "".join(out)
-            yield Update("", text, total, total, self._finish(text))
+            yield Update("", text, total, total, self._finish(text, spans))
         finally:
             if self._result is None:
                 self.cancel()
@@ -97,7 +102,7 @@ class Job:
                 return update.result
         raise CancelledError("The translation was stopped.")
 
-    def _finish(self, text: str) -> TranslationResult:
+    def _finish(self, text: str, spans: dict[int, list[int]] | None = None) -> TranslationResult:
         streams = self._reader.streams()
         usage = {
             "prompt_tokens": sum(s.usage.prompt_tokens for s in streams),
@@ -124,8 +129,25 @@ class Job:
             cached_segments=strategy.cached_segments, usage=usage, glossary_found=found,
             glossary_missing=missing, alternatives=alternatives,
             candidates=tuple(c for cands in strategy.candidates for c in cands),
-            warnings=tuple(sorted(strategy.warnings, key=lambda w: w["segment"])))
+            warnings=tuple(sorted(strategy.warnings, key=lambda w: w["segment"])),
+            alignment=alignment(self.document, spans or {}))
         return self._result
+
+
+def alignment(document: Document,
+              spans: dict[int, list[int]]) -> tuple[tuple[int, int, int, int], ...]:
+    """Each source segment's place beside its translation's, in document order; nothing unless
+    every segment has a translation of its own (a sentence view marks only what is known)."""
+    out: list[tuple[int, int, int, int]] = []
+    start = 0
+    for piece in document.pieces:
+        if piece.translate:
+            span = spans.get(len(out))
+            if span is None or span[1] <= span[0] or (out and span[0] < out[-1][3]):
+                return ()
+            out.append((start, start + len(piece.text), span[0], span[1]))
+        start += len(piece.text)
+    return tuple(out)
 
 
 _DONE = object()

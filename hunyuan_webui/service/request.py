@@ -50,6 +50,10 @@ class TranslationResult:
     candidates: tuple[str, ...] = ()  # ensemble mode: what Chimera fused
     # Segments a guard marked (service.guards): {"segment", "code", "guard", "detected", ...}
     warnings: tuple[dict[str, Any], ...] = ()
+    # Which part of ``text`` translates which source segment (service.job), when every segment's
+    # is known: (source start, source end, text start, text end) per segment, in characters.
+    # Empty when not known (a long text's parts, a text returned unchanged).
+    alignment: tuple[tuple[int, int, int, int], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = {

@@ -91,6 +91,25 @@ CSS = """
   #demo-banner .label-wrap { font-size: 0.9rem; }
   .gradio-container { padding-top: 0.25rem !important; }
 }
+/* Sentence highlight and the readings (issue 25; web/page/aligned.py, scripts/22-highlight.js):
+   a block takes no room while it has nothing to show, or what it has is for another text. */
+#source-romanized:not(:has(.hymt-reading:not([hidden]))),
+#romanized:not(:has(.hymt-reading:not([hidden]))),
+#sentence-view:not(:has(.hymt-sentences:not([hidden]))) { display: none !important; }
+.hymt-reading[hidden], .hymt-sentences[hidden] { display: none !important; }
+.hymt-reading { font-size: 0.95rem; font-style: italic; overflow-wrap: anywhere; }
+#source-romanized { margin-top: -0.25rem; }
+.hymt-sentences { border: 1px solid var(--border-color-primary); border-radius: var(--radius-lg);
+                  padding: 0.5rem 0.75rem; }
+.hymt-sentences-title { font-size: 0.85rem; margin: 0 0 0.35rem !important; }
+.hymt-pair { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1rem; }
+.hymt-side { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.7; }
+.hymt-seg { cursor: pointer; border-radius: 0.2rem; }
+.hymt-seg.marked { background: #fde68a; color: #1f2937; }
+.dark .hymt-seg.marked { background: #854d0e; color: #ffffff; }
+@media (max-width: 640px) {
+  .hymt-pair { grid-template-columns: minmax(0, 1fr); gap: 0.5rem; }
+}
 """
 
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.

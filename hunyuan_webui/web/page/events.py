@@ -72,7 +72,8 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
                          **PRIVATE)
     inputs = names.inputs(TextForm.names())
     outputs = names.outputs(["output", "detected", "progress", "history", "table", "extras",
-                             "detected_code", "romanized", "target"])
+                             "detected_code", "romanized", "target", "source_romanized",
+                             "sentences"])
     translate = names.listener(ui.translate, TextForm)
     # The stream stays readable: Gradio's tracker ("Translating 22%") covered the output box
     # while it filled; progress is the line under the box instead.
@@ -94,6 +95,12 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     # 189…" stayed on screen in 2 of 4 tries): a moment later Stop says it again if so.
     stop.then(None, None, None, js=SETTLE_JS, **PRIVATE).then(
         ui.stopped, page.progress, page.progress, **PRIVATE)
+    # The pinyin / romanization toggle acts at once on the texts in the boxes (it only took
+    # effect at the next translation, and unticking left the pinyin on screen).
+    page.romanize.change(ui.readings, [page.romanize, page.text, page.source, page.detected_code,
+                                       page.output, page.target],
+                         [page.romanized, page.source_romanized], show_progress="hidden",
+                         **PRIVATE)
     lan = lan_ip() if settings.host in ("0.0.0.0", "::") else None
     page.share.click(None, [page.source, page.target, page.text], page.share_link,
                      js=share_js(lan), **PRIVATE)

@@ -106,6 +106,8 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                                    placeholder=t("input_placeholder"), max_length=page_limit,
                                    elem_id="input-box")
             page.count = gr.Markdown(count_text(0, page_limit), elem_id="char-count")
+            # The source's pinyin / romanization (the toggle under the output; web/page/aligned.py)
+            page.source_romanized = gr.HTML("", elem_id="source-romanized", js_on_load=None)
             with gr.Row(elem_id="action-row"):
                 page.translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
                                                min_width=90, elem_id="translate-btn")
@@ -120,13 +122,15 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                                      buttons=["copy"], elem_id="output-box")
             # Progress under the box, never over it (the events hide Gradio's tracker).
             page.progress = gr.Markdown("", elem_id="progress")
-            page.romanized = gr.Markdown("", elem_id="romanized")
+            page.romanized = gr.HTML("", elem_id="romanized", js_on_load=None)
             page.detected = gr.Markdown("", elem_id="detected-lang")
             with gr.Row(equal_height=True):
                 page.romanize = gr.Checkbox(False, label=t("romanize"), elem_id="romanize")
                 page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
+    # Sentence by sentence, hover or tap to mark a counterpart (22-highlight.js), once done.
+    page.sentences = gr.HTML("", elem_id="sentence-view", js_on_load=None)
     page.detected_code = gr.State("")
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),

@@ -1,7 +1,7 @@
 """What the page writes about a translation once it is done, in the visitor's UI language.
 
 The detected language and its confidence, the last run's timings, the glossary report, the
-alternatives and Chimera's candidates, and the romanization of the output (pinyin for Chinese).
+alternatives and Chimera's candidates (the romanizations: :mod:`aligned`).
 Pure functions of a :class:`TranslationResult`, so they are tested without a browser.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 
-from hunyuan_webui import languages, romanize
+from hunyuan_webui import languages
 from hunyuan_webui.service import TranslationResult
 from hunyuan_webui.web.page.text import headers, language_name, say
 
@@ -81,14 +81,6 @@ def extras_markdown(result: TranslationResult, show_candidates: bool = True,
         out.append(say(lang, "candidates") + "\n" + "\n".join(
             f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
     return "\n\n".join(out)
-
-
-def romanized_markdown(text: str, target: str, wanted: bool) -> str:
-    """Pinyin (or another romanization) of the output, when asked and the script has one."""
-    if not wanted or not text.strip():
-        return ""
-    reading = romanize.romanize(text, target)
-    return f"*{html.escape(reading)}*" if reading else ""
 
 
 def history_rows(history: list[list[str]] | None, lang: str = "en") -> dict[str, list]:

@@ -150,6 +150,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
+        # Sentence highlight (issue 25, the sentence view under the boxes: web/page/aligned.py)
+        "sentences_title": "Sentence by sentence: point at or tap a sentence to mark its "
+                           "counterpart",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -196,6 +199,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
+        # Sentence highlight (issue 25)
+        "sentences_title": "逐句对照：指向或点按一个句子，即可标出与它对应的句子",
     },
 }
 

@@ -35,6 +35,7 @@ from hunyuan_webui.service.longtext import max_chars
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.page.aligned import reading, sentence_view
 from hunyuan_webui.web.page.errors import friendly
 from hunyuan_webui.web.page.files import FileListeners
 from hunyuan_webui.web.page.form import TextForm
@@ -44,7 +45,6 @@ from hunyuan_webui.web.page.report import (
     glossary_table,
     history_rows,
     last_run_markdown,
-    romanized_markdown,
 )
 from hunyuan_webui.web.page.text import say, state_name, ui_lang
 
@@ -113,7 +113,10 @@ class TranslatorUI(FileListeners):
             cache=not form.fresh, style=form.style or "",
             instructions=self._instructions(form.instructions),
             data_format=form.data_format or "")
-        first = {"progress": say(lang, "translating") + "…"}
+        # While it streams, the output is plain text: the last one's sentence view and
+        # readings go (they are made again once it is done).
+        first = {"progress": say(lang, "translating") + "…", "sentences": "", "romanized": "",
+                 "source_romanized": ""}
         yield {**first, "target": form.target, "detected": switched} if switched else first
         async for update in self._run(request):
             if update.result is None:
@@ -155,7 +158,28 @@ class TranslatorUI(FileListeners):
                 "table": history_rows(history, lang),
                 "extras": extras_markdown(result, bool(form.show_candidates), lang),
                 "detected_code": result.source_lang if result.detection else "",
-                "romanized": romanized_markdown(done, form.target, bool(form.romanize))}
+                **self._readings(form, result, lang)}
+
+    @staticmethod
+    def _readings(form: TextForm, result: TranslationResult, lang: str) -> dict[str, str]:
+        """The sentence view and the readings of both texts, once a translation is done."""
+        text, done = form.text or "", result.text
+        return {"romanized": reading(done, result.target_lang, bool(form.romanize), "out"),
+                "source_romanized": reading(text, result.source_lang, bool(form.romanize)),
+                "sentences": sentence_view(text, done, result.alignment, result.source_lang,
+                                           result.target_lang, lang)}
+
+    def readings(self, wanted: bool, text: str, source: str, detected: str, output: str,
+                 target: str) -> tuple[str, str]:
+        """The pinyin / romanization toggle, at once: the readings of the texts in the boxes
+        (ticked) or none (unticked); no new translation."""
+        if not wanted:
+            return "", ""
+        text, output = text or "", output or ""
+        code: str | None = source
+        if source == languages.AUTO:  # the last translation's detection, else detected now
+            code = detected or (self.translator.detect(text).code if text.strip() else None)
+        return reading(output, target, True, "out"), reading(text, code, True)
 
     @staticmethod
     def _progress_line(lang: str, update: PartUpdate) -> str:
