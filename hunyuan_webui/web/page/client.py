@@ -17,6 +17,7 @@ import gradio as gr
 
 from hunyuan_webui import languages
 from hunyuan_webui.web.page.fonts import FAMILIES
+from hunyuan_webui.web.page.text import LABELS
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
 
@@ -110,6 +111,20 @@ CSS = """
 @media (max-width: 640px) {
   .hymt-pair { grid-template-columns: minmax(0, 1fr); gap: 0.5rem; }
 }
+/* Listen (scripts/20-listen.js): a speaker button in each box's bottom right corner, 44 px (a
+   finger's size on a phone), the text kept clear of it. */
+#input-box, #output-box { position: relative; }
+#input-box textarea, #output-box textarea { padding-right: 3.25rem; }
+.hymt-listen { position: absolute; right: 0.6rem; bottom: 0.6rem; z-index: 3; width: 2.75rem;
+               height: 2.75rem; display: flex; align-items: center; justify-content: center;
+               border-radius: 999px; border: 1px solid #94a3b8; background: #ffffff;
+               color: #1e3a8a; cursor: pointer; padding: 0; }
+.hymt-listen:hover { background: #e0e7ff; }
+.hymt-listen:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }
+.hymt-listen[hidden] { display: none !important; }
+.hymt-listen svg { width: 1.4rem; height: 1.4rem; }
+.dark .hymt-listen { background: #1f2937; color: #bfdbfe; border-color: #64748b; }
+.dark .hymt-listen:hover { background: #374151; }
 """
 
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.
@@ -120,10 +135,15 @@ _CODES = [lang.code for lang in languages.LANGUAGES]
 _BROWSER_ALIASES = {"zh-tw": "zh-Hant", "zh-hk": "zh-Hant", "zh-mo": "zh-Hant",
                     "zh-hant": "zh-Hant", "fil": "tl", "iw": "he", "in": "id", "nb": "no"}
 
+# Listen's words (scripts/20-listen.js makes its buttons itself), in both UI languages.
+_LISTEN_WORDS = {lang: {key: LABELS[lang][key] for key in ("listen_source", "listen_target",
+                                                             "listen_stop")} for lang in LABELS}
+
 HEAD = "\n".join(
     "<script>\n" + path.read_text(encoding="utf-8") + "</script>"
     for path in sorted(SCRIPTS.glob("*.js"))
 ).replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES))
+HEAD = HEAD.replace("__LISTEN_WORDS__", json.dumps(_LISTEN_WORDS, ensure_ascii=False))
 
 # On page load: a shared link's pair and text, else the browser's language as the target.
 START_JS = """(source, target, text) => {

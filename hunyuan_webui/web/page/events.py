@@ -26,6 +26,7 @@ PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
 # visitor must read (a glossary that is not UTF-8, an empty history, a foreign file).
 SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
 SETTLE_JS = "() => new Promise((done) => setTimeout(() => done([]), 800))"
+LISTEN_JS = "(source, target, detected) => { window.hymt.listenPair(source, target, detected); }"
 
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
@@ -87,6 +88,7 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     example = page.examples.load_input_event.then(
         translate, inputs, outputs, api_name="translate_example", api_visibility="private",
         **model)
+    _wire_live(ui, page, (translate, inputs, outputs), model, [run, fresh, example])
     for event in (run, fresh, example):
         event.then(ui.status, None, page.status_outputs, show_progress="hidden", **PRIVATE)
     stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
@@ -104,6 +106,26 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     lan = lan_ip() if settings.host in ("0.0.0.0", "::") else None
     page.share.click(None, [page.source, page.target, page.text], page.share_link,
                      js=share_js(lan), **PRIVATE)
+
+
+def _wire_live(ui: Any, page: SimpleNamespace, listener: tuple[Any, Any, Any],
+               model: dict[str, Any], others: list[Any]) -> None:
+    """Translate as you type (live.py, scripts/21-typing.js): a hidden button translates as
+    Translate does; another cancels every running translation, the engine's job included, as
+    Stop does. The toggle starts as the visitor left it, else as the server's rule says. Listen
+    (scripts/20-listen.js) is told the pair and the detected language, to pick its voices."""
+    translate, inputs, outputs = listener
+    live = page.live_btn.click(translate, inputs, outputs, api_name="translate_live",
+                               api_visibility="private", trigger_mode="always_last", **model)
+    live.then(ui.status, None, page.status_outputs, show_progress="hidden", **PRIVATE)
+    page.live_cancel.click(None, None, None, cancels=[*others, live], **PRIVATE)
+    page.stop_btn.click(None, None, None, cancels=[live], **PRIVATE)
+    page.demo.load(ui.live.choose, page.live_saved, page.live, **PRIVATE)
+    page.live.input(lambda on: on, page.live, page.live_saved, **PRIVATE)
+    pair = [page.source, page.target, page.detected_code]
+    for event in (page.demo.load, page.source.change, page.target.change,
+                  page.detected_code.change):
+        event(None, pair, None, js=LISTEN_JS, **PRIVATE)
 
 
 def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:

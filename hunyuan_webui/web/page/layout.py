@@ -24,6 +24,7 @@ from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
 from hunyuan_webui.web.page.client import count_text
 from hunyuan_webui.web.page.events import wire
+from hunyuan_webui.web.page.live import controls as live_controls
 from hunyuan_webui.web.page.text import I18N as t
 from hunyuan_webui.web.page.ui import TranslatorUI
 
@@ -129,9 +130,12 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                 page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
+            live_controls(page)  # translate as you type (live.py)
     # Sentence by sentence, hover or tap to mark a counterpart (22-highlight.js), once done.
     page.sentences = gr.HTML("", elem_id="sentence-view", js_on_load=None)
-    page.detected_code = gr.State("")
+    # The detected language's code, hidden: the Listen script reads it (scripts/20-listen.js).
+    page.detected_code = gr.Textbox("", visible="hidden", elem_id="detected-code",
+                                    show_label=False)
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),
                                 example_labels=[_example_label(*row) for row in EXAMPLES])

@@ -58,6 +58,10 @@ LABELS: dict[str, dict[str, str]] = {
                      "translation prompt, with a notice saying what was left out.",
         "modes_none": "has only the plain translation prompt: the other modes use it, with a "
                       "notice saying what was left out.",
+        # Listen and translate as you type (live.py, scripts/20-listen.js, 21-typing.js)
+        "live_typing": "Translate as you type",
+        "listen_source": "Listen to the text", "listen_target": "Listen to the translation",
+        "listen_stop": "Stop reading aloud",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
@@ -95,6 +99,9 @@ LABELS: dict[str, dict[str, str]] = {
         "mode_alternatives": "三种译法", "mode_ensemble": "最佳质量（Chimera 集成）",
         "modes_own": "为标有 ✓ 的模式提供专用提示词；其他模式使用普通翻译提示词，并说明省略了什么。",
         "modes_none": "只有普通翻译提示词：其他模式都使用它，并说明省略了什么。",
+        # Listen and translate as you type (live.py, scripts/20-listen.js, 21-typing.js)
+        "live_typing": "边输入边翻译",
+        "listen_source": "朗读原文", "listen_target": "朗读译文", "listen_stop": "停止朗读",
     },
 }
 

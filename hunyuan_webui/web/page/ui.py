@@ -39,6 +39,7 @@ from hunyuan_webui.web.page.aligned import reading, sentence_view
 from hunyuan_webui.web.page.errors import friendly
 from hunyuan_webui.web.page.files import FileListeners
 from hunyuan_webui.web.page.form import TextForm
+from hunyuan_webui.web.page.live import LiveRule
 from hunyuan_webui.web.page.report import (
     detection_markdown,
     extras_markdown,
@@ -78,6 +79,7 @@ class TranslatorUI(FileListeners):
         self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
                                            ttl=translator.settings.files_ttl)
         self.redact = Redactor.for_translator(translator)
+        self.live = LiveRule(translator)  # translate as you type: on by default? (live.py)
         for name in LISTENERS:
             setattr(self, name, friendly(getattr(self, name), self.redact.text))
 
@@ -149,6 +151,7 @@ class TranslatorUI(FileListeners):
     def _finished(self, lang: str, form: TextForm, result: TranslationResult,
                   parts: int) -> dict[str, Any]:
         done, history = result.text, list(form.history or [])
+        self.live.observe(result)
         if done.strip():
             pair = f"{result.source_lang} → {form.target}"
             history.insert(0, [form.text, done, pair, result.source_lang, form.target])

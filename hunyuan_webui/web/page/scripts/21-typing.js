@@ -1,0 +1,44 @@
+// Translate as you type (issue 25; the rule that turns it on by default: live.py). With the
+// toggle on, every keystroke in the text box first cancels the running translation (the hidden
+// #live-cancel: Gradio's `cancels`, Stop's path, so the engine's job stops too), then, once the
+// typing pauses for DELAY_MS, the hidden #live-btn translates the text as Translate does. One
+// request per pause, not per key. While an input method composes (Chinese, Japanese…), nothing
+// is sent until the word is chosen.
+(() => {
+  const DELAY_MS = 600;  // live.py, DEBOUNCE_MS: why this long
+  let timer = null;
+  const on = () => {
+    const box = document.querySelector('#live-toggle input[type=checkbox]');
+    return Boolean(box && box.checked);
+  };
+  const press = (id) => {
+    const b = document.getElementById(id);
+    if (b) b.click();
+  };
+  const inBox = (e) => Boolean(e.target && e.target.closest && e.target.closest('#input-box'));
+  const wait = () => { clearTimeout(timer); timer = null; };
+
+  function keystroke(composing) {
+    wait();
+    if (!on()) return;
+    press('live-cancel');
+    if (composing) return;
+    const box = document.querySelector('#input-box textarea');
+    if (!box || !box.value.trim()) return;
+    timer = setTimeout(() => {
+      timer = null;
+      const translate = document.getElementById('translate-btn');
+      if (on() && translate && !translate.disabled) press('live-btn');
+    }, DELAY_MS);
+  }
+
+  document.addEventListener('input', (e) => { if (inBox(e)) keystroke(e.isComposing); }, true);
+  document.addEventListener('compositionend', (e) => { if (inBox(e)) keystroke(false); }, true);
+  // Translate, Retranslate or Clear pressed: the pending draft would only repeat or undo it.
+  document.addEventListener('click', (e) => {
+    if (e.target.closest?.('#translate-btn, #retranslate-btn, #clear-btn')) wait();
+  }, true);
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') wait();  // 00-core.js: Translate
+  }, true);
+})();
