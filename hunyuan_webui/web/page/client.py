@@ -91,6 +91,12 @@ CSS = """
   #demo-banner .label-wrap { font-size: 0.9rem; }
   .gradio-container { padding-top: 0.25rem !important; }
 }
+/* The phrasebook (issue 25): Save by the output, and the phrasebook's buttons, are touch
+   targets of at least 44 px on phones. */
+#star-btn { min-width: 2.75rem; }
+@media (max-width: 640px) {
+  #star-btn, #phrasebook-remove, #phrasebook-export { min-height: 44px !important; }
+}
 """
 
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.
