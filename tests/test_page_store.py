@@ -178,9 +178,15 @@ def test_a_starred_translation_and_the_glossary_survive_a_reload(browser, demo_u
     assert box and (box["height"] >= 44 or not phone), box
     button.click()
     _open_panel(page, "modes-panel")
-    glossary = tmp_path / "glossary.csv"
-    glossary.write_text(GLOSSARY_CSV, encoding="utf-8")
-    page.locator("#glossary-file input[type=file]").set_input_files(str(glossary))
+    if phone:  # a CSV of term pairs
+        glossary = tmp_path / "glossary.csv"
+        glossary.write_text(GLOSSARY_CSV, encoding="utf-8")
+        page.locator("#glossary-file input[type=file]").set_input_files(str(glossary))
+    else:  # typed into the table
+        for cell, term in (("cell-0-0", "friend"), ("cell-0-1", "朋友")):
+            page.locator(f"#glossary [data-testid={cell}]").dblclick()
+            page.keyboard.type(term)
+            page.keyboard.press("Enter")
     page.wait_for_function("() => (document.querySelector('#glossary')?.innerText ?? '')"
                            ".includes('朋友')", timeout=15_000)
     _open_panel(page, "phrasebook-panel")
