@@ -119,7 +119,7 @@ def test_the_tables_headers_and_the_document_lines_follow_the_ui_language():
     from hunyuan_webui.web.page.report import glossary_table, history_rows
 
     assert history_rows([["你好", "Hello", "zh → en", "zh", "en"]], "zh") == {
-        "headers": ["原文", "译文", "语言对"], "data": [["你好", "Hello", "zh → en"]]}
+        "headers": ["原文", "译文", "语言对"], "data": [["你好", "Hello", "中文 → 英语"]]}
     assert glossary_table(None, "zh") == {"headers": ["原文术语", "译文术语"], "data": [["", ""]]}
     assert glossary_table([["a", "b"]])["headers"] == ["Source term", "Target term"]
     assert say("zh", "doc_done", n=3, filename="notes.zh.md") == "完成：已翻译 3 个不同的片段 → notes.zh.md"

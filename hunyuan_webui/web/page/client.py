@@ -125,6 +125,12 @@ CSS = """
 .hymt-listen svg { width: 1.4rem; height: 1.4rem; }
 .dark .hymt-listen { background: #1f2937; color: #bfdbfe; border-color: #64748b; }
 .dark .hymt-listen:hover { background: #374151; }
+/* The phrasebook (issue 25): Save by the output, and the phrasebook's buttons, are touch
+   targets of at least 44 px on phones. */
+#star-btn { min-width: 2.75rem; }
+@media (max-width: 640px) {
+  #star-btn, #phrasebook-remove, #phrasebook-export { min-height: 44px !important; }
+}
 """
 
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.

@@ -15,6 +15,7 @@ from typing import Any
 import gradio as gr
 
 from hunyuan_webui.urls import lan_ip
+from hunyuan_webui.web.page import store
 from hunyuan_webui.web.page.client import START_JS, count_js, count_text, share_js
 from hunyuan_webui.web.page.form import Names, TextForm
 from hunyuan_webui.web.page.ui import STATUS_POLL_S
@@ -36,6 +37,7 @@ def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     _wire_text(ui, page, names, settings, model)
     _wire_panels(ui, page, names)
     _wire_documents(ui, page, names, model)
+    _wire_store(ui, page)
     gr.api(ui.api_translate, api_name="translate", **model)
 
 
@@ -53,7 +55,8 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     # A poll never fades the status line and the buttons (Gradio's progress on its outputs):
     # axe caught the faded status line's contrast when a tick fell on its check.
     demo.load(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
-    demo.load(ui.tables, page.history, [page.table, page.glossary], **PRIVATE)
+    demo.load(ui.tables, [page.history, page.glossary_store, page.phrasebook],
+              [page.table, page.glossary, page.phrasebook_table], **PRIVATE)
     timer.tick(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     page.status_outputs = status_outputs
 
@@ -132,7 +135,8 @@ def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
     page.table.select(names.listener(ui.restore), page.history,
                       names.outputs(["text", "output", "source", "target"]), **PRIVATE)
     page.history_clear.click(ui.clear_history, None, [page.history, page.table], **PRIVATE)
-    page.history_export.click(ui.export_history, page.history, page.history_file, **SPEAKING)
+    page.history_export.click(ui.export_history, [page.history, page.phrasebook],
+                              page.history_file, **SPEAKING)
     # Each mode shows its own inputs.
     mode_inputs = {"context": page.context, "ensemble": page.show_candidates,
                    "style": page.style, "instructions": page.instructions,
@@ -151,6 +155,20 @@ def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
         names.outputs(["download", "doc_status"]), api_name="translate_document",
         api_visibility="undocumented", **model)
     page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)
+
+
+def _wire_store(ui: Any, page: SimpleNamespace) -> None:
+    """The phrasebook and the glossary, kept in the visitor's browser (issue 25)."""
+    page.star.click(store.star, [page.phrasebook, page.history, page.text, page.output,
+                                 page.source, page.target, page.detected_code, page.star_time],
+                    [page.phrasebook, page.phrasebook_table], js=store.STAR_JS, **SPEAKING)
+    page.phrasebook_table.select(store.pick, page.phrasebook, page.phrasebook_pick, **PRIVATE)
+    page.phrasebook_remove.click(store.remove, [page.phrasebook, page.phrasebook_pick],
+                                 [page.phrasebook, page.phrasebook_table, page.phrasebook_pick],
+                                 **SPEAKING)
+    page.phrasebook_export.click(ui.export_history, [page.history, page.phrasebook],
+                                 page.phrasebook_file, **SPEAKING)
+    page.glossary.change(store.remember_glossary, page.glossary, page.glossary_store, **PRIVATE)
 
 
 def _parts(ui: Any, settings: Any) -> int:

@@ -9,8 +9,6 @@ a translated file or an exported history is handed to that session alone.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from hunyuan_webui.service import FileJob, TranslationRequest, Translator
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 from hunyuan_webui.web.page.report import glossary_table
+from hunyuan_webui.web.page.store import export_csv
 from hunyuan_webui.web.page.text import say, ui_lang
 
 
@@ -86,18 +85,13 @@ class FileListeners:
         return glossary_table([list(r) for r in rows], ui_lang(visitor))
 
     def export_history(self, history: list[list[str]] | None,
+                       phrasebook: list[list[str]] | None = None,
                        visitor: gr.Request | None = None) -> Any:
-        """The browser's history as a CSV file (UTF-8 with BOM, so spreadsheets read Chinese)."""
-        rows = history or []
-        if not rows:
-            raise gr.Error(say(ui_lang(visitor), "history_empty"), print_exception=False)
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(["source_lang", "target_lang", "source", "translation"])
-        for row in rows:
-            text, translation, _pair, sl, tl = (list(row) + [""] * 5)[:5]
-            writer.writerow([sl, tl, text, translation])
-        data = ("\ufeff" + buffer.getvalue()).encode("utf-8")
+        """The browser's phrasebook and history as one CSV file (UTF-8 with BOM, so
+        spreadsheets read Chinese: :func:`~hunyuan_webui.web.page.store.export_csv`)."""
+        if not history and not phrasebook:
+            raise gr.Error(say(ui_lang(visitor), "store_empty"), print_exception=False)
+        data = export_csv(history, phrasebook)
         path = self.files.new_output(session_of(visitor) or "", "translation-history.csv", data)
         return gr.update(value=path, visible=True)
 

@@ -25,6 +25,7 @@ from hunyuan_webui.web.guards.visitor_files import VisitorFiles
 from hunyuan_webui.web.page.client import count_text
 from hunyuan_webui.web.page.events import wire
 from hunyuan_webui.web.page.live import controls as live_controls
+from hunyuan_webui.web.page.store import GLOSSARY_KEY, PHRASEBOOK_KEY
 from hunyuan_webui.web.page.text import I18N as t
 from hunyuan_webui.web.page.ui import TranslatorUI
 
@@ -84,6 +85,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
         _modes_panel(page, ui.translator)
         page.extras = gr.Markdown("", elem_id="extras")
         _history_panel(page)
+        _phrasebook_panel(page)
         page.status = gr.Markdown("", elem_id="status-line")
         wire(ui, page, settings)
     demo.queue(max_size=settings.queue_size, api_open=False)
@@ -128,6 +130,7 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
             with gr.Row(equal_height=True):
                 page.romanize = gr.Checkbox(False, label=t("romanize"), elem_id="romanize")
                 page.share = gr.Button(t("share"), size="sm", elem_id="share-btn")
+                page.star = gr.Button(t("star"), size="sm", elem_id="star-btn")  # phrasebook
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
             live_controls(page)  # translate as you type (live.py)
@@ -230,6 +233,26 @@ def _history_panel(page: SimpleNamespace) -> None:
                                             elem_id="history-export")
         page.history_file = gr.File(label=t("history_file"), interactive=False, visible=False,
                                     elem_id="history-file")
+
+
+def _phrasebook_panel(page: SimpleNamespace) -> None:
+    """The saved translations, and the glossary's storage (issue 25): in the browser, as the
+    history is, so outside the accordion too."""
+    page.phrasebook = gr.BrowserState([], storage_key=PHRASEBOOK_KEY, secret=HISTORY_SECRET)
+    page.glossary_store = gr.BrowserState([], storage_key=GLOSSARY_KEY, secret=HISTORY_SECRET)
+    page.phrasebook_pick = gr.State(None)  # the row Remove removes
+    page.star_time = gr.Textbox("", visible=False, elem_id="star-time")  # the browser's clock
+    with gr.Accordion(t("phrasebook"), open=False, elem_id="phrasebook-panel"):
+        page.phrasebook_table = gr.Dataframe(
+            headers=["Source · 原文", "Translation · 译文", "Pair · 语言对", "Saved · 收藏时间"],
+            value=[], interactive=False, wrap=True, elem_id="phrasebook")
+        with gr.Row():
+            page.phrasebook_remove = gr.Button(t("phrasebook_remove"), size="sm",
+                                               elem_id="phrasebook-remove")
+            page.phrasebook_export = gr.Button(t("phrasebook_export"), size="sm",
+                                               elem_id="phrasebook-export")
+        page.phrasebook_file = gr.File(label=t("phrasebook_file"), interactive=False,
+                                       visible=False, elem_id="phrasebook-file")
 
 
 def _slider(name: str, value: float, step: float) -> gr.Slider:

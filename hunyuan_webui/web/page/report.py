@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import html
 
-from hunyuan_webui import languages
+from hunyuan_webui import languages, modes
+from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import TranslationResult
 from hunyuan_webui.web.page.text import headers, language_name, say
 
@@ -64,30 +65,84 @@ def guard_notice(result: TranslationResult, lang: str = "en") -> str:
 
 
 def extras_markdown(result: TranslationResult, show_candidates: bool = True,
-                    lang: str = "en") -> str:
-    """Glossary report, alternatives and ensemble candidates, when the mode produced them."""
+                    lang: str = "en", source: str | None = None,
+                    glossary: tuple[tuple[str, str], ...] = ()) -> str:
+    """Glossary report, alternatives and ensemble candidates, when the mode produced them.
+    ``source`` and ``glossary``: the text and its term pairs, for a report of only the terms
+    that occur in the text (:func:`glossary_markdown`)."""
     out = []
-    if result.glossary_found or result.glossary_missing:
+    if source is not None and glossary:
+        out.append(glossary_markdown(source, result.text, glossary, lang))
+    elif result.glossary_found or result.glossary_missing:
         found = ", ".join(html.escape(t) for t in result.glossary_found) or "—"
         missing = ", ".join(html.escape(t) for t in result.glossary_missing) or "—"
         out.append(say(lang, "glossary_report", found=found, missing=missing))
-    if len(result.alternatives) > 1:
-        if len(set(result.alternatives)) == 1:  # three identical answers used to show nothing
-            out.append(say(lang, "alternatives_agree", text=html.escape(result.alternatives[0])))
-        else:
-            out.append(say(lang, "alternatives") + "\n" + "\n".join(
-                f"{i}. {html.escape(a)}" for i, a in enumerate(result.alternatives, 1)))
+    # Identical variants collapse (the service keeps distinct ones): three identical answers
+    # came back as one, and the page, which listed only two or more, showed nothing.
+    alternatives = list(dict.fromkeys(result.alternatives))
+    if len(alternatives) == 1:
+        out.append(say(lang, "alternatives_one", text=html.escape(alternatives[0])))
+    elif alternatives:
+        out.append(say(lang, "alternatives") + "\n" + "\n".join(
+            f"{i}. {html.escape(a)}" for i, a in enumerate(alternatives, 1)))
     if result.candidates and show_candidates:
         out.append(say(lang, "candidates") + "\n" + "\n".join(
             f"{i}. {html.escape(c)}" for i, c in enumerate(result.candidates, 1)))
     return "\n\n".join(out)
 
 
+def glossary_markdown(source: str, translation: str, glossary: tuple[tuple[str, str], ...],
+                      lang: str = "en") -> str:
+    """The glossary's report on one translation: only the terms whose source side occurs in the
+    text (case-insensitively), each said to be kept in the translation or not. It listed every
+    term, those absent from the text among them, as "missing"."""
+    folded = source.casefold()
+    used = tuple((s, t) for s, t in glossary if s.casefold() in folded)
+    if not used:
+        return say(lang, "glossary_not_in_text", total=len(glossary))
+    found, _missing = modes.glossary_report(translation, used)
+
+    def pairs(kept: bool) -> str:
+        return ", ".join(f"{html.escape(s)} → {html.escape(t)}" for s, t in used
+                         if (t in found) == kept) or "—"
+
+    return say(lang, "glossary_in_text", n=len(used), total=len(glossary), found=pairs(True),
+               missing=pairs(False))
+
+
+def pair_name(lang: str, source: str, target: str) -> str:
+    """A language pair by its names in the page's language ("English → Chinese", "英语 → 中文");
+    a code the table does not know stays as it is."""
+    def name(code: str) -> str:
+        try:
+            language = languages.get(code)
+        except TranslatorError:  # an old or foreign row in the browser's storage
+            return code
+        return language.chinese if lang == "zh" else language.english
+
+    return f"{name(source)} → {name(target)}"
+
+
 def history_rows(history: list[list[str]] | None, lang: str = "en") -> dict[str, list]:
     """What the history table shows of the stored rows (text, translation, pair, codes), under
     headers in the visitor's UI language (Gradio does not translate a table's headers)."""
     return {"headers": headers(lang, "history_source", "history_translation", "history_pair"),
-            "data": [list(row[:3]) for row in history or []]}
+            "data": [_shown(row, lang)[:3] for row in history or []]}
+
+
+def phrasebook_rows(entries: list[list[str]] | None, lang: str = "en") -> dict[str, list]:
+    """The phrasebook table: source, translation, pair and when it was saved."""
+    return {"headers": headers(lang, "history_source", "history_translation", "history_pair",
+                               "phrasebook_time"),
+            "data": [_shown(row, lang) for row in entries or []]}
+
+
+def _shown(row: list[str], lang: str) -> list[str]:
+    """A stored row (text, translation, "en → zh", source code, target code[, time]) as the
+    tables show it: the pair by its names, not its codes."""
+    text, translation, pair, source, target, when = (list(row) + [""] * 6)[:6]
+    return [text, translation, pair_name(lang, source, target) if source and target else pair,
+            when]
 
 
 def glossary_table(rows: list[list[str]] | None, lang: str = "en") -> dict[str, list]:

@@ -35,7 +35,7 @@ LABELS: dict[str, dict[str, str]] = {
         "max_new_tokens": "Max new tokens (0 = automatic)",
         "history": "History (kept in this browser; click a row to restore it)",
         "history_source": "Source", "history_translation": "Translation", "history_pair": "Pair",
-        "history_clear": "Clear history", "history_export": "Export history (CSV)",
+        "history_clear": "Clear history", "history_export": "Export history and phrasebook (CSV)",
         "history_file": "History file",
         "status": "Status", "tab_text": "Text", "tab_document": "Document",
         "document": "File (.txt .md .srt .docx .pptx .xlsx .csv .html)", "document_out": "Translated file",
@@ -62,6 +62,13 @@ LABELS: dict[str, dict[str, str]] = {
         "live_typing": "Translate as you type",
         "listen_source": "Listen to the text", "listen_target": "Listen to the translation",
         "listen_stop": "Stop reading aloud",
+        # -- the phrasebook, kept in the browser (issue 25, p-store) --
+        "star": "☆ Save to phrasebook",
+        "phrasebook": "Phrasebook (saved translations, kept in this browser)",
+        "phrasebook_time": "Saved",
+        "phrasebook_remove": "Remove the selected entry",
+        "phrasebook_export": "Export phrasebook and history (CSV)",
+        "phrasebook_file": "Phrasebook and history file",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
@@ -79,7 +86,7 @@ LABELS: dict[str, dict[str, str]] = {
         "repetition_penalty": "重复惩罚", "max_new_tokens": "最大生成长度（0 = 自动）",
         "history": "历史记录（保存在本浏览器中；点击一行恢复）",
         "history_source": "原文", "history_translation": "译文", "history_pair": "语言对",
-        "history_clear": "清除历史", "history_export": "导出历史（CSV）",
+        "history_clear": "清除历史", "history_export": "导出历史和短语本（CSV）",
         "history_file": "历史文件",
         "status": "状态", "tab_text": "文本", "tab_document": "文档",
         "document": "文件（.txt .md .srt .docx .pptx .xlsx .csv .html）", "document_out": "译文文件",
@@ -102,6 +109,13 @@ LABELS: dict[str, dict[str, str]] = {
         # Listen and translate as you type (live.py, scripts/20-listen.js, 21-typing.js)
         "live_typing": "边输入边翻译",
         "listen_source": "朗读原文", "listen_target": "朗读译文", "listen_stop": "停止朗读",
+        # -- 短语本，保存在浏览器中 (issue 25, p-store) --
+        "star": "☆ 收藏到短语本",
+        "phrasebook": "短语本（收藏的译文，保存在本浏览器中）",
+        "phrasebook_time": "收藏时间",
+        "phrasebook_remove": "删除所选条目",
+        "phrasebook_export": "导出短语本和历史（CSV）",
+        "phrasebook_file": "短语本和历史文件",
     },
 }
 
@@ -126,7 +140,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "stopped": "⏹ Stopped: the translation above is partial.",
         "glossary_report": "**Glossary** — in the translation: {found}; missing: {missing}",
         "alternatives": "**Alternatives**",
-        "alternatives_agree": "**Alternatives** — all three agree: {text}",
         "candidates": "**Candidates fused by Chimera**",
         "state": "state: {state}",
         "load": "batch {active}/{size}, queue {queued}",
@@ -160,6 +173,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         # Sentence highlight (issue 25, the sentence view under the boxes: web/page/aligned.py)
         "sentences_title": "Sentence by sentence: point at or tap a sentence to mark its "
                            "counterpart",
+        # -- the phrasebook, alternatives and the glossary report (issue 25, p-store) --
+        "starred": "Saved to the phrasebook.",
+        "star_nothing": "Translate something first, then save it to the phrasebook.",
+        "star_pick": "Click an entry of the phrasebook first, then remove it.",
+        "store_empty": "The phrasebook and the history are empty.",
+        "alternatives_one": "**Alternatives** — only one distinct translation: {text}",
+        "glossary_in_text": "**Glossary** — {n} of its {total} terms occur in the text; kept in "
+                            "the translation: {found}; not in the translation: {missing}",
+        "glossary_not_in_text": "**Glossary** — none of its {total} terms occur in the text.",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -179,7 +201,6 @@ MESSAGES: dict[str, dict[str, str]] = {
         "stopped": "⏹ 已停止：上面的译文不完整。",
         "glossary_report": "**术语表** — 译文中出现：{found}；缺少：{missing}",
         "alternatives": "**其他译法**",
-        "alternatives_agree": "**其他译法** — 三种译法相同：{text}",
         "candidates": "**Chimera 融合的候选译文**",
         "state": "状态：{state}",
         "load": "批次 {active}/{size}，排队 {queued}",
@@ -208,6 +229,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_length": "过长，已截断",
         # Sentence highlight (issue 25)
         "sentences_title": "逐句对照：指向或点按一个句子，即可标出与它对应的句子",
+        # -- 短语本、其他译法和术语表报告 (issue 25, p-store) --
+        "starred": "已收藏到短语本。",
+        "star_nothing": "请先翻译，再收藏到短语本。",
+        "star_pick": "请先点击短语本中的一条，再删除。",
+        "store_empty": "短语本和历史记录都是空的。",
+        "alternatives_one": "**其他译法** — 只有一种不同的译法：{text}",
+        "glossary_in_text": "**术语表** — {total} 个术语中有 {n} 个出现在原文中；译文中已使用：{found}；"
+                            "译文中缺少：{missing}",
+        "glossary_not_in_text": "**术语表** — {total} 个术语都没有出现在原文中。",
     },
 }
 

@@ -46,7 +46,9 @@ from hunyuan_webui.web.page.report import (
     glossary_table,
     history_rows,
     last_run_markdown,
+    phrasebook_rows,
 )
+from hunyuan_webui.web.page.store import glossary_rows
 from hunyuan_webui.web.page.text import say, state_name, ui_lang
 
 HISTORY_LIMIT = 50
@@ -66,6 +68,16 @@ def options_from(deterministic: bool, temperature: float, top_p: float, top_k: f
         deterministic=bool(deterministic), temperature=float(temperature), top_p=float(top_p),
         top_k=int(top_k), repetition_penalty=float(repetition_penalty),
         max_new_tokens=int(max_new_tokens) or None)
+
+
+def newest_first(history: list[Any], row: list[str]) -> list[Any]:
+    """``row`` at the top of the history, and no other row with its text and pair (the history
+    kept every repeat of a translation)."""
+    def key(item: Any) -> tuple[Any, ...]:
+        values = (list(item) + [""] * 5)[:5] if isinstance(item, list | tuple) else [None] * 5
+        return values[0], values[3], values[4]
+
+    return [row, *(item for item in history if key(item) != key(row))]
 
 
 class TranslatorUI(FileListeners):
@@ -153,13 +165,14 @@ class TranslatorUI(FileListeners):
         done, history = result.text, list(form.history or [])
         self.live.observe(result)
         if done.strip():
-            pair = f"{result.source_lang} → {form.target}"
-            history.insert(0, [form.text, done, pair, result.source_lang, form.target])
+            history = newest_first(history, [form.text, done, f"{result.source_lang} → "
+                                             f"{form.target}", result.source_lang, form.target])
         history = history[:HISTORY_LIMIT]
+        extras = extras_markdown(result, bool(form.show_candidates), lang, source=form.text or "",
+                                 glossary=self._glossary(form.glossary))
         return {"output": done, "detected": detection_markdown(result, form.source, lang),
                 "progress": last_run_markdown(result, lang, parts), "history": history,
-                "table": history_rows(history, lang),
-                "extras": extras_markdown(result, bool(form.show_candidates), lang),
+                "table": history_rows(history, lang), "extras": extras,
                 "detected_code": result.source_lang if result.detection else "",
                 **self._readings(form, result, lang)}
 
@@ -278,12 +291,13 @@ class TranslatorUI(FileListeners):
         return gr.update(rtl=rtl, text_align="right" if rtl else "left")
 
     @staticmethod
-    def tables(history: list[list[str]] | None, visitor: gr.Request | None = None
-               ) -> tuple[Any, Any]:
-        """On load: the history from the browser's storage, and both tables' headers in the
-        visitor's UI language."""
+    def tables(history: list[list[str]] | None, glossary: Any = None, phrasebook: Any = None,
+               visitor: gr.Request | None = None) -> tuple[Any, Any, Any]:
+        """On load: the history, the glossary and the phrasebook from the browser's storage,
+        under headers in the visitor's UI language."""
         lang = ui_lang(visitor)
-        return history_rows(history, lang), glossary_table(None, lang)
+        return (history_rows(history, lang), glossary_table(glossary_rows(glossary), lang),
+                phrasebook_rows(phrasebook, lang))
 
     @staticmethod
     def clear_history(visitor: gr.Request | None = None) -> tuple[Any, Any]:
