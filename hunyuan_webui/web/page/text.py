@@ -58,6 +58,9 @@ LABELS: dict[str, dict[str, str]] = {
                      "translation prompt, with a notice saying what was left out.",
         "modes_none": "has only the plain translation prompt: the other modes use it, with a "
                       "notice saying what was left out.",
+        # The bilingual export (issue 25, p-docs)
+        "bilingual_csv": "⬇ Bilingual CSV", "bilingual_docx": "⬇ Bilingual Word (.docx)",
+        "bilingual_file": "Bilingual file (source | translation)",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
@@ -95,6 +98,9 @@ LABELS: dict[str, dict[str, str]] = {
         "mode_alternatives": "三种译法", "mode_ensemble": "最佳质量（Chimera 集成）",
         "modes_own": "为标有 ✓ 的模式提供专用提示词；其他模式使用普通翻译提示词，并说明省略了什么。",
         "modes_none": "只有普通翻译提示词：其他模式都使用它，并说明省略了什么。",
+        # The bilingual export (issue 25, p-docs)
+        "bilingual_csv": "⬇ 双语对照（CSV）", "bilingual_docx": "⬇ 双语对照（.docx）",
+        "bilingual_file": "双语对照文件（原文 | 译文）",
     },
 }
 
@@ -150,6 +156,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
+        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        "doc_refused": "✗ This file was not translated (see the message).",
+        "doc_unchanged": "The file is already in {name}: nothing was translated; it is given "
+                         "back unchanged → {filename}",
+        "doc_switched": "The file is already in {name}: translated into {target} instead.",
+        "bilingual_empty": "Translate a text first: the export puts it beside its translation.",
+        "bilingual_source": "Source", "bilingual_translation": "Translation",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -196,6 +209,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
+        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        "doc_refused": "✗ 此文件未翻译（原因见提示）。",
+        "doc_unchanged": "文件已经是{name}：没有翻译任何内容，原样返回 → {filename}",
+        "doc_switched": "文件已经是{name}，已改为译成{target}。",
+        "bilingual_empty": "请先翻译一段文本：导出文件会把原文和译文并排列出。",
+        "bilingual_source": "原文", "bilingual_translation": "译文",
     },
 }
 
