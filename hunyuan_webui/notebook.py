@@ -3,13 +3,15 @@
 ``start()`` runs ``launch.sh --background`` (it returns once the model is ready, or at once with
 the running server's address when one is already up), then shows what people need: a clickable
 link, the page inline when asked, and, when serving beyond this machine, the LAN address with a
-QR code students can scan. Under JupyterHub (``JUPYTERHUB_SERVICE_PREFIX`` is set) the page is
-served under the hub's proxy path (jupyter-server-proxy's ``/user/NAME/proxy/PORT/``) and that is
-the link shown. ``stop()`` stops it. Nothing here imports the model or Gradio.
+QR code students can scan as shown: a PNG image in a notebook (text there is drawn with gaps
+between its lines), black-on-white half blocks in a terminal. Under JupyterHub
+(``JUPYTERHUB_SERVICE_PREFIX`` is set) the page is served under the hub's proxy path
+(jupyter-server-proxy's ``/user/NAME/proxy/PORT/``) and that is the link shown. ``stop()`` stops it. Nothing here imports the model or Gradio.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import os
@@ -53,14 +55,62 @@ def addresses(host: str = "127.0.0.1", port: int = 7860, root_path: str = "") ->
     return Addresses(local, lan, hub)
 
 
-def qr_text(url: str) -> str:
+# Dark modules on a light ground, whatever the terminal's own colours (a QR code printed light on
+# dark, for a dark terminal, did not scan): exact black on exact white from the 256-colour table.
+QR_COLOURS, QR_RESET = "\x1b[38;5;16;48;5;231m", "\x1b[0m"
+QR_BORDER = 4  # modules of quiet zone, as the QR standard asks
+# Two rows of modules per line of text (upper and lower half blocks): a terminal draws block
+# characters the full height of its cell, so the rows meet without gaps.
+_HALVES = {(False, False): " ", (True, False): "\u2580", (False, True): "\u2584",
+           (True, True): "\u2588"}
+
+
+def _qr_matrix(url: str) -> list[list[bool]]:
     import qrcode
 
-    code = qrcode.QRCode(border=1)
+    code = qrcode.QRCode(border=QR_BORDER)
     code.add_data(url)
-    out = io.StringIO()
-    code.print_ascii(out=out, invert=True)
+    code.make(fit=True)
+    return code.get_matrix()
+
+
+def qr_text(url: str) -> str:
+    """The QR code of ``url`` for a terminal: half blocks, dark on light in explicit colours."""
+    rows = _qr_matrix(url)
+    if len(rows) % 2:
+        rows = [*rows, [False] * len(rows[0])]
+    lines = ["".join(_HALVES[top, bottom] for top, bottom in zip(upper, lower, strict=True))
+             for upper, lower in zip(rows[::2], rows[1::2], strict=True)]
+    return "".join(f"{QR_COLOURS}{line}{QR_RESET}\n" for line in lines)
+
+
+def qr_png(url: str, box: int = 6) -> bytes:
+    """The QR code of ``url`` as a PNG image, black on white, ``box`` pixels a module."""
+    from PIL import Image
+
+    rows = _qr_matrix(url)
+    image = Image.new("1", (len(rows[0]), len(rows)), 1)
+    image.putdata([0 if dark else 1 for row in rows for dark in row])
+    out = io.BytesIO()
+    image.resize((image.width * box, image.height * box), Image.Resampling.NEAREST).save(out, "PNG")
     return out.getvalue()
+
+
+def qr_html(url: str) -> str:
+    """The QR code of ``url`` as an ``<img>`` for a notebook's output (text there is drawn with
+    gaps between the lines, and in the notebook's own colours)."""
+    data = base64.b64encode(qr_png(url)).decode("ascii")
+    return (f'<img src="data:image/png;base64,{data}" alt="QR code: {html.escape(url)}" '
+            f'style="image-rendering: pixelated; background: #fff">')
+
+
+def in_notebook() -> bool:
+    """Whether the output goes to a Jupyter front end (a kernel), not to a terminal."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
 
 
 def start(*flags: str, host: str = "127.0.0.1", port: int = 7860, inline: bool = False,
@@ -84,17 +134,22 @@ def show(where: Addresses, inline: bool = False, height: int = 720) -> None:
              f"{html.escape(where.best)}</a>"]
     if where.lan and where.lan != where.best:
         lines.append(f"Students on the network: <code>{html.escape(where.lan)}</code>")
-    try:
+    notebook = in_notebook()
+    if notebook:
         from IPython.display import HTML, IFrame, display
-    except ImportError:  # not in a notebook: plain text
-        print(f"Open the translator: {where.best}")
-    else:
+
+        if where.lan:  # an image: it scans as shown
+            lines.append(qr_html(where.lan))
         display(HTML("<br>".join(lines)))
         if inline:
             display(IFrame(where.best, width="100%", height=height))
+    else:  # a terminal (or an IPython console): plain text
+        print(f"Open the translator: {where.best}")
     print(f"Translator: {where.best}")
     if where.lan:
-        print(f"Students on the same network: {where.lan}\n{qr_text(where.lan)}")
+        print(f"Students on the same network: {where.lan}")
+        if not notebook:
+            print(qr_text(where.lan), end="")
 
 
 def stop() -> None:

@@ -29,7 +29,10 @@ Formats:
   style (the usual case) is therefore translated whole, sentence by sentence, while a bold or
   italic word keeps exactly its formatting (at the cost of being translated on its own). Images,
   tabs, breaks, fields, bookmarks and comments anchors stay where they are. Comments and
-  SmartArt/chart text are not translated.
+  SmartArt/chart text are not translated. Spans that touch in a script written without spaces
+  (Chinese sentences in runs of different formatting, as Word splits runs at a change of
+  language or font) are joined with a space in a spaced target language
+  (:func:`~hunyuan_webui.files.common.space_spans`): "…help. The weather…", not "…help.The…".
 - ``.html``: the standard library's HTML parser finds the text between tags; only those ranges
   are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
   byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
@@ -41,6 +44,9 @@ Formats:
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
 
+:mod:`hunyuan_webui.files.bilingual` writes a text beside its translation (two columns, a CSV
+or a .docx table) for the page's bilingual export.
+
 Errors the user can fix raise :class:`InputError` (or ``InputTooLongError``) with a message that
 says what is wrong: unsupported extension, too large, content that does not match the extension,
 text that is not UTF-8, malformed SRT or CSV.
@@ -48,7 +54,7 @@ text that is not UTF-8, malformed SRT or CSV.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hunyuan_webui import languages
@@ -80,6 +86,10 @@ class FileResult:
     filename: str  # e.g. "report.en.docx"
     data: bytes
     segments: int  # number of (distinct) segments sent to translate
+    target_lang: str = ""  # the language translated into (the one asked, or the one chosen)
+    source_lang: str = ""  # the file's language, where the translator knows it (detected)
+    unchanged: int = 0  # segments given back as they were: already in the target language
+    switched_from: str = ""  # the target asked for, when the file was already in it
 
 
 # --------------------------------------------------------------------------------------------
@@ -95,11 +105,16 @@ def translate_file(
     target_lang: str = "en",
     csv_columns: Sequence[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    target_for: Callable[[list[str]], str] | None = None,
 ) -> FileResult:
     """Translate one uploaded file, keeping its format and structure.
 
     ``lang`` is the source language (None or "auto" when unknown; it only tunes sentence
     splitting), ``target_lang`` names the output file (``report.docx`` -> ``report.en.docx``).
+    ``target_for``, when given, sees the file's distinct segments once it is read (its content:
+    neither a CSV's kept header row nor a spreadsheet's first row is among them) and answers the
+    target to translate into, before ``translate`` is called (a file already in the target
+    language may go into another).
     """
     ext = extension(filename)
     target = languages.normalize(target_lang)
@@ -126,8 +141,11 @@ def translate_file(
         finish = html_file(decode(data, ext), batch)
     else:
         finish = txt_file(decode(data, ext), batch)
+    if target_for is not None:
+        target = languages.normalize(target_for(batch.content()))
+        batch.sentence_gap = languages.sentence_gap(target)
     rendered = batch.run(translate)
-    return FileResult(output_name(filename, target), finish(rendered), batch.sent)
+    return FileResult(output_name(filename, target), finish(rendered), batch.sent, target)
 
 
 def csv_columns(data: bytes) -> list[str]:

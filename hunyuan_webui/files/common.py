@@ -28,6 +28,18 @@ class Batch:
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0
+        self.headings: set[str] = set()  # segments of a table's header row: not the file's prose
+
+    def mark_headings(self, text: str) -> None:
+        """``text`` heads a table (a spreadsheet's first row): it is translated, but it does not
+        tell which language the file is written in (:meth:`content`)."""
+        self.headings.update(split_document(text, self.lang, self.max_chars).segments)
+
+    def content(self) -> list[str]:
+        """The distinct segments that tell the file's language: all but the headings (unless
+        there is nothing else)."""
+        unique = self.unique()
+        return [s for s in unique if s not in self.headings] or unique
 
     def add_text(self, text: str) -> int:
         return self.add(split_document(text, self.lang, self.max_chars))
@@ -36,8 +48,12 @@ class Batch:
         self.docs.append(doc)
         return len(self.docs) - 1
 
+    def unique(self) -> list[str]:
+        """The file's distinct segments, in order of first appearance."""
+        return list(dict.fromkeys(s for d in self.docs for s in d.segments))
+
     def run(self, translate: TranslateFn) -> list[str]:
-        unique = list(dict.fromkeys(s for d in self.docs for s in d.segments))
+        unique = self.unique()
         self.sent = len(unique)
         if not unique:
             return [d.text for d in self.docs]
@@ -61,6 +77,47 @@ def one_line(text: str) -> str:
     """A segment never holds a line break, so neither may its translation (it would break the
     structure of an SRT cue, a Markdown heading or a table row)."""
     return _BREAKS_RE.sub(" ", text).strip()
+
+
+# --------------------------------------------------------------------------------------------
+# Spans of one paragraph translated apart (.docx, .pptx): the spaces their source did not write
+
+# Scripts written without spaces between words or sentences: Han, kana, Hangul punctuation, Thai,
+# Lao, Khmer, Myanmar, Tibetan, and the CJK punctuation and full-width forms.
+_UNSPACED_RE = re.compile(
+    "[\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u2e80-\u2fdf\u3000-\u30ff"
+    "\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+    "\U00020000-\U0003ffff]")
+_NO_SPACE_BEFORE = set(",.;:!?)]}%\u2019\u201d\u2026\u3001\u3002\uff0c\uff01\uff1f\uff1a\uff1b\uff09")
+_NO_SPACE_AFTER = set("([{\u2018\u201c\uff08")
+
+
+def space_spans(spans: Sequence[tuple[str, str, bool]], gap: str) -> list[str]:
+    """The outputs of a paragraph's spans, ``(source, output, touches)`` in order (``touches``:
+    nothing but a change of formatting stands between the span and the one before it), with
+    ``gap`` put in front of a span where its source touched the previous one in a script that
+    writes no spaces (``谢谢你的帮助。`` in bold, then ``今天天气很好。``) and the translations
+    would touch: "…help.The weather…". A word split by formatting in a spaced script
+    (``Hel**lo**``) stays joined, and no space goes before a closing mark or after an opening one.
+    """
+    out = [output for _, output, _ in spans]
+    if not gap:
+        return out
+    for i in range(1, len(spans)):
+        before, after = spans[i - 1][0], spans[i][0]
+        if not spans[i][2] or not before or not after or not out[i - 1] or not out[i]:
+            continue
+        if before[-1].isspace() or after[0].isspace():
+            continue  # the source's own spacing, kept by the spans' texts
+        if not (_UNSPACED_RE.match(before[-1]) or _UNSPACED_RE.match(after[0])):
+            continue
+        left, right = out[i - 1][-1], out[i][0]
+        if left.isspace() or right.isspace() or right in _NO_SPACE_BEFORE \
+                or left in _NO_SPACE_AFTER or _UNSPACED_RE.match(left) \
+                or _UNSPACED_RE.match(right):
+            continue
+        out[i] = gap + out[i]
+    return out
 
 
 # --------------------------------------------------------------------------------------------

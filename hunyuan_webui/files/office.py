@@ -13,7 +13,8 @@ word keeps exactly its formatting.
   masters (the template's placeholder prompts) are not translated.
 - ``.xlsx``: every shared string (``xl/sharedStrings.xml``, the text of the cells) and every
   inline string of the sheets, plain or rich text (``r`` with ``rPr``); numbers, dates, formulas
-  and their cached results, sheet names and comments are not translated.
+  and their cached results, sheet names and comments are not translated. Each sheet's first row
+  (its headings, as a rule) is translated but does not decide the workbook's language.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ import zipfile
 from collections.abc import Iterable
 
 from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.common import Batch, Finish, binary_kind, first_line
+from hunyuan_webui.files.common import (
+    Batch,
+    Finish,
+    binary_kind,
+    first_line,
+    space_spans,
+)
 from hunyuan_webui.segment import is_translatable
 
 _ZIP_INFLATION_LIMIT = 20  # as for .docx: refuse packages that inflate too far
@@ -60,7 +67,9 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
 
     members = _open_package(data, max_bytes, kind)
     trees: dict[str, object] = {}
-    spans: list[tuple[list, int]] = []
+    parsed: dict[str, object] = {}
+    # Per paragraph, its spans: (text nodes, source text, touches the one before, unit or None).
+    paragraphs: list[list[tuple[list, str, bool, int | None]]] = []
     for info, blob in members:
         if not kind.parts.match(info.filename):
             continue
@@ -69,19 +78,33 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
                                                                  huge_tree=False))
         except etree.XMLSyntaxError as exc:
             raise InputError(f"This {kind.ext} file is damaged: {first_line(exc)}") from None
-        for nodes in _spans(root, kind):
-            text = "".join(t.text or "" for t in nodes)
-            if is_translatable(text):
-                spans.append((nodes, batch.add_text(text)))
+        parsed[info.filename] = root
+        for groups in _spans(root, kind):
+            spans = []
+            for nodes, touches in groups:
+                text = "".join(t.text or "" for t in nodes)
+                unit = batch.add_text(text) if is_translatable(text) else None
+                spans.append((nodes, text, touches, unit))
+            if any(unit is not None for *_, unit in spans):
+                paragraphs.append(spans)
                 trees[info.filename] = root  # rewritten; a part without text stays as it was
 
+    if kind is XLSX:
+        for heading in _first_rows(parsed):
+            batch.mark_headings(heading)
+
     def finish(rendered: list[str]) -> bytes:
-        for nodes, unit in spans:
-            nodes[0].text = rendered[unit]
-            if kind is XLSX:
-                nodes[0].set(_XML_SPACE, "preserve")
-            for t in nodes[1:]:
-                t.text = ""
+        for spans in paragraphs:
+            texts = space_spans([(text, text if unit is None else rendered[unit], touches)
+                                 for _, text, touches, unit in spans], batch.sentence_gap)
+            for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
+                if unit is None and new == text:
+                    continue  # not translated, and no space needed: left as it was
+                nodes[0].text = new
+                if kind is XLSX:
+                    nodes[0].set(_XML_SPACE, "preserve")
+                for t in nodes[1:]:
+                    t.text = ""
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as package:
             for info, blob in members:
@@ -124,28 +147,56 @@ def _paragraphs(root, kind: _Kind) -> Iterable:
         yield from root.iter(_S + "is")
 
 
-def _spans(root, kind: _Kind) -> Iterable[list]:
-    """Groups of consecutive text nodes with the same formatting, uninterrupted."""
+def _spans(root, kind: _Kind) -> Iterable[list[tuple[list, bool]]]:
+    """Per paragraph, its groups of consecutive text nodes with the same formatting,
+    uninterrupted, each with whether it touches the group before it (only a change of
+    formatting between them, no break or field)."""
     from lxml import etree
 
     for p in _paragraphs(root, kind):
+        groups: list[tuple[list, bool]] = []
         current: list = []
-        fmt = None
+        touches, fmt = False, None
         for child in p:
             if child.tag == kind.text:  # a plain shared string: its one text
                 current.append(child)
                 continue
             if child.tag != kind.run:  # a break, a field, phonetic hints: a span ends here
                 if current:
-                    yield current
-                current, fmt = [], None
+                    groups.append((current, touches))
+                current, touches, fmt = [], False, None
                 continue
             rpr = child.find(kind.rpr)
             r_fmt = etree.tostring(rpr) if rpr is not None else b""
             if current and r_fmt != fmt:
-                yield current
-                current = []
+                groups.append((current, touches))
+                current, touches = [], True
             fmt = r_fmt
             current.extend(t for t in child if t.tag == kind.text)
         if current:
-            yield current
+            groups.append((current, touches))
+        yield groups
+
+
+def _first_rows(parsed: dict[str, object]) -> list[str]:
+    """The text of each sheet's first row of cells: its headings, as a rule (English column names
+    over Chinese cells made a Chinese workbook "English")."""
+    shared = parsed.get("xl/sharedStrings.xml")
+    strings = [_cell_text(si) for si in shared.iter(_S + "si")] if shared is not None else []
+    out: list[str] = []
+    for name, root in parsed.items():
+        row = next(root.iter(_S + "row"), None) if name.startswith("xl/worksheets/") else None
+        for cell in row.iter(_S + "c") if row is not None else ():
+            if cell.get("t") == "inlineStr" and cell.find(_S + "is") is not None:
+                out.append(_cell_text(cell.find(_S + "is")))
+            elif cell.get("t") == "s":
+                try:
+                    out.append(strings[int(cell.findtext(_S + "v") or "")])
+                except (ValueError, IndexError):
+                    continue
+    return out
+
+
+def _cell_text(node) -> str:
+    """A string item's text (its runs), without its phonetic hints."""
+    return "".join(t.text or "" for t in node.iter(_S + "t") if t.getparent().tag != _S + "rPh")

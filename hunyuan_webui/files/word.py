@@ -8,7 +8,13 @@ import zipfile
 from collections.abc import Iterable
 
 from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.common import Batch, Finish, binary_kind, first_line
+from hunyuan_webui.files.common import (
+    Batch,
+    Finish,
+    binary_kind,
+    first_line,
+    space_spans,
+)
 from hunyuan_webui.segment import is_translatable
 
 # A .docx is a zip: refuse archives that inflate to more than this many times the upload limit.
@@ -35,21 +41,30 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
         ) from None
 
     roots, generic = _text_roots(document)
-    spans: list[tuple[list, int]] = []
+    # Per paragraph, its spans: (text nodes, source text, touches the one before, unit or None).
+    paragraphs: list[list[tuple[list, str, bool, int | None]]] = []
     for root in roots:
         for p in root.iter(_W + "p"):
-            for nodes in _text_spans(p):
+            spans = []
+            for nodes, touches in _text_spans(p):
                 text = "".join(t.text or "" for t in nodes)
-                if is_translatable(text):
-                    spans.append((nodes, batch.add_text(text)))
+                unit = batch.add_text(text) if is_translatable(text) else None
+                spans.append((nodes, text, touches, unit))
+            if any(unit is not None for *_, unit in spans):
+                paragraphs.append(spans)
 
     def finish(rendered: list[str]) -> bytes:
-        for nodes, unit in spans:
-            first = nodes[0]
-            first.text = rendered[unit]
-            first.set(_XML_SPACE, "preserve")
-            for t in nodes[1:]:
-                t.text = ""
+        for spans in paragraphs:
+            texts = space_spans([(text, text if unit is None else rendered[unit], touches)
+                                 for _, text, touches, unit in spans], batch.sentence_gap)
+            for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
+                if unit is None and new == text:
+                    continue  # not translated, and no space needed: left as it was
+                first = nodes[0]
+                first.text = new
+                first.set(_XML_SPACE, "preserve")
+                for t in nodes[1:]:
+                    t.text = ""
         for part, root in generic:
             part._blob = etree.tostring(
                 root, xml_declaration=True, encoding="UTF-8", standalone=True
@@ -112,26 +127,29 @@ def _runs(p) -> Iterable:
             yield from _runs(child)  # hyperlinks, insertions, smart tags, content controls
 
 
-def _text_spans(p) -> Iterable[list]:
-    """Groups of consecutive ``w:t`` with the same container and formatting, uninterrupted."""
+def _text_spans(p) -> Iterable[tuple[list, bool]]:
+    """Groups of consecutive ``w:t`` with the same container and formatting, uninterrupted, each
+    with whether it touches the group before it (only a change of formatting or container
+    between them, no tab, break, image or field)."""
     from lxml import etree
 
     current: list = []
+    touches = False  # whether ``current`` touches the group yielded before it
     parent, fmt = None, None
     for r in _runs(p):
         rpr = r.find(_W + "rPr")
         # lxml returns the same proxy for a node while a reference to it lives: compare with `is`
         r_parent, r_fmt = r.getparent(), etree.tostring(rpr) if rpr is not None else b""
         if current and (r_parent is not parent or r_fmt != fmt):
-            yield current
-            current = []
+            yield current, touches
+            current, touches = [], True
         parent, fmt = r_parent, r_fmt
         for child in r:
             if child.tag == _W + "t":
                 current.append(child)
             elif child.tag not in _TRANSPARENT:
                 if current:
-                    yield current
-                current = []
+                    yield current, touches
+                current, touches = [], False
     if current:
-        yield current
+        yield current, touches

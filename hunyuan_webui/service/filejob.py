@@ -20,8 +20,8 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from hunyuan_webui import files
-from hunyuan_webui.errors import CancelledError, InputTooLongError
+from hunyuan_webui import files, languages
+from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
 from hunyuan_webui.files import FileResult
 from hunyuan_webui.service.request import TranslationRequest
 
@@ -43,9 +43,14 @@ class FileJob:
 
     def __init__(self, translator: Translator, filename: str, data: bytes,
                  template: TranslationRequest, columns: Sequence[str] | None = None,
-                 admit: Callable[[list[str]], None] | None = None) -> None:
+                 admit: Callable[[list[str]], None] | None = None,
+                 switch: Sequence[str] = ()) -> None:
         """``admit`` sees the file's segments once it is read, before any is translated (the
-        front end counts their characters against the caller); it may refuse by raising."""
+        front end counts their characters against the caller); it may refuse by raising.
+        ``switch``: where the source is detected and the file is already in the target
+        language, the first of these languages that is not the file's is the target instead (the
+        page's, as DeepL's own page does); without one, the file comes back as it was and its
+        result says so (:attr:`FileResult.unchanged`), never that it was translated."""
         files.extension(filename)  # an unsupported type is refused before anything runs
         limit = translator.settings.max_file_bytes
         if len(data) > limit:
@@ -56,6 +61,7 @@ class FileJob:
         self.template = replace(template, text="")
         self.columns = list(columns or []) or None
         self.admit = admit
+        self.switch = tuple(switch)
         self._stop = threading.Event()
 
     def cancel(self) -> None:
@@ -67,20 +73,54 @@ class FileJob:
 
     def run(self, progress: Callable[[int, int], None] | None = None) -> FileResult:
         """Translate the file here (blocking); ``progress(done, total)`` after each segment."""
+        plan = {"request": self.template, "unchanged": 0}
+
+        def choose(segments: list[str]) -> str:
+            plan["request"] = self.plan(segments)
+            return plan["request"].target_lang
+
         def translate(segments: list[str]) -> list[str]:
             if self.admit is not None:
                 self.admit(segments)
             if progress is not None:
                 progress(0, len(segments))
-            return self.translator.translate_segments(segments, self.template, progress=progress,
+            request = plan["request"]
+            if request.source_lang == request.target_lang:  # already in it: nothing to translate
+                plan["unchanged"] = len(segments)
+                if progress is not None:
+                    progress(len(segments), len(segments))
+                return list(segments)
+            return self.translator.translate_segments(segments, request, progress=progress,
                                                       cancelled=self._stop)
 
         if self._stop.is_set():
             raise CancelledError("The translation was stopped.")
-        return files.translate_file(
+        result = files.translate_file(
             self.filename, self.data, translate, lang=self.template.source_lang,
             target_lang=self.template.target_lang, csv_columns=self.columns,
-            max_bytes=self.translator.settings.max_file_bytes)
+            max_bytes=self.translator.settings.max_file_bytes, target_for=choose)
+        request = plan["request"]
+        asked = languages.normalize(self.template.target_lang)
+        source = request.source_lang if request.source_lang != languages.AUTO else ""
+        if plan["unchanged"]:  # byte for byte: not even a space between sentences added
+            result = replace(result, data=self.data)
+        return replace(result, source_lang=source, unchanged=plan["unchanged"],
+                       switched_from=asked if asked != result.target_lang else "")
+
+    def plan(self, segments: list[str]) -> TranslationRequest:
+        """The request the file's segments are translated with: the source detected once over
+        them all (the longest first, so a row of short headings does not sway it), and the
+        target switched where the file is already in it and ``switch`` offers another."""
+        source = languages.normalize_source(self.template.source_lang)
+        target = languages.normalize(self.template.target_lang)
+        if source == languages.AUTO and segments:
+            found = self.translator.detect("\n".join(sorted(segments, key=len, reverse=True)))
+            if found.code is None:
+                raise InputError("Could not detect the source language; please choose it.")
+            source = found.code
+            if source == target:
+                target = next((code for code in self.switch if code != source), target)
+        return replace(self.template, source_lang=source, target_lang=target)
 
     async def events(self, every: float = 0.25) -> AsyncIterator[FileProgress]:
         """Progress at most every ``every`` seconds (the latest count), then the result. The

@@ -38,6 +38,7 @@ def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     _wire_panels(ui, page, names)
     _wire_documents(ui, page, names, model)
     _wire_store(ui, page)
+    _wire_bilingual(ui, page)
     gr.api(ui.api_translate, api_name="translate", **model)
 
 
@@ -148,6 +149,9 @@ def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
 
 def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
                     model: dict[str, Any]) -> None:
+    # A new file (or none): the last file's result and status go with it.
+    page.upload.change(names.listener(ui.clear_document), None,
+                       names.outputs(["download", "doc_status"]), **PRIVATE)
     page.upload.change(ui.document_columns, page.upload, page.columns, **SPEAKING)
     doc_run = page.doc_btn.click(
         names.listener(ui.translate_document),
@@ -169,6 +173,13 @@ def _wire_store(ui: Any, page: SimpleNamespace) -> None:
     page.phrasebook_export.click(ui.export_history, [page.history, page.phrasebook],
                                  page.phrasebook_file, **SPEAKING)
     page.glossary.change(store.remember_glossary, page.glossary, page.glossary_store, **PRIVATE)
+
+
+def _wire_bilingual(ui: Any, page: SimpleNamespace) -> None:
+    """The text tab's bilingual export: the text and its translation as shown, two columns."""
+    inputs = [page.text, page.output, page.source, page.detected_code, page.target]
+    page.bilingual_csv.click(ui.export_bilingual_csv, inputs, page.bilingual_file, **SPEAKING)
+    page.bilingual_docx.click(ui.export_bilingual_docx, inputs, page.bilingual_file, **SPEAKING)
 
 
 def _parts(ui: Any, settings: Any) -> int:

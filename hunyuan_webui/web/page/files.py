@@ -1,4 +1,5 @@
-"""The page's listeners for files: a document to translate, a glossary CSV, the history export.
+"""The page's listeners for files: a document to translate, a glossary CSV, the history export,
+the bilingual export of a translated text (:mod:`hunyuan_webui.files.bilingual`).
 
 A document is translated by the service's file job (:class:`~hunyuan_webui.service.FileJob`):
 the page reads its progress events on the event loop and holds no thread of its own.
@@ -15,14 +16,15 @@ from typing import Any
 
 import gradio as gr
 
-from hunyuan_webui import files, modes
+from hunyuan_webui import files, languages, modes
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
+from hunyuan_webui.files import bilingual
 from hunyuan_webui.service import FileJob, TranslationRequest, Translator
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
 from hunyuan_webui.web.page.report import glossary_table
 from hunyuan_webui.web.page.store import export_csv
-from hunyuan_webui.web.page.text import say, ui_lang
+from hunyuan_webui.web.page.text import language_name, say, ui_lang
 
 
 class FileListeners:
@@ -38,7 +40,22 @@ class FileListeners:
             progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
     ) -> AsyncIterator[dict[str, Any]]:
         """Translate an uploaded file (the service's file job); yields its progress, then the
-        translated file to download, by name."""
+        translated file to download, by name. A refused file clears the last file's result and
+        says it was not translated (a stale "Done" stood beside the refusal's error)."""
+        lang = ui_lang(visitor)
+        try:
+            async for changes in self._translate_document(file, source, target, columns,
+                                                          deterministic, glossary, visitor,
+                                                          progress):
+                yield changes
+        except (TranslatorError, gr.Error):
+            yield {"download": None, "doc_status": say(lang, "doc_refused")}
+            raise
+
+    async def _translate_document(self, file: str | None, source: str, target: str,
+                                  columns: list[str], deterministic: bool, glossary: Any,
+                                  visitor: gr.Request | None, progress: gr.Progress
+                                  ) -> AsyncIterator[dict[str, Any]]:
         lang = ui_lang(visitor)
         if not file:
             raise gr.Error(say(lang, "no_file"))
@@ -47,20 +64,28 @@ class FileListeners:
         template = TranslationRequest(text="", source_lang=source, target_lang=target,
                                       options=self.translator.decoding(deterministic=bool(deterministic)),
                                       glossary=self._glossary(glossary))
+        # A file detected in the target language goes into the page's language (or English)
+        # instead, as text does: a Chinese page's default pair is auto → 简体中文.
         job = FileJob(self.translator, path.name, path.read_bytes(), template, columns,
-                      admit=lambda segments: self._admit(visitor, "".join(segments), count=False))
+                      admit=lambda segments: self._admit(visitor, "".join(segments), count=False),
+                      switch=(lang, "en", "zh"))
+        yield {"download": None, "doc_status": say(lang, "translating") + "…"}
         async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
             if event.result is not None:
                 result = event.result
                 out = self.files.new_output(session_of(visitor) or "", result.filename,
                                             result.data)
-                yield {"download": out, "doc_status": say(lang, "doc_done", n=result.segments,
-                                                          filename=result.filename)}
+                yield {"download": out, "doc_status": document_done(lang, result)}
             elif event.total:
                 progress((event.done, event.total), desc=say(lang, "translating"),
                          unit=say(lang, "segments_unit"))
                 yield {"doc_status": say(lang, "doc_progress", done=event.done,
                                          total=event.total)}
+
+    @staticmethod
+    def clear_document() -> dict[str, Any]:
+        """A new file chosen (or the file removed): the last file's result and status go."""
+        return {"download": None, "doc_status": ""}
 
     def document_columns(self, file: str | None, visitor: gr.Request | None = None) -> Any:
         """The CSV column picker shows the uploaded file's header."""
@@ -95,6 +120,37 @@ class FileListeners:
         path = self.files.new_output(session_of(visitor) or "", "translation-history.csv", data)
         return gr.update(value=path, visible=True)
 
+    def export_bilingual_csv(self, text: str, output: str, source: str, detected: str,
+                             target: str, visitor: gr.Request | None = None) -> Any:
+        """The text beside its translation, paragraph by paragraph, as a CSV file (UTF-8 with a
+        BOM, so Excel reads Chinese)."""
+        return self._bilingual("csv", text, output, source, detected, target, visitor)
+
+    def export_bilingual_docx(self, text: str, output: str, source: str, detected: str,
+                              target: str, visitor: gr.Request | None = None) -> Any:
+        """The same as a Word document: one two-column table."""
+        return self._bilingual("docx", text, output, source, detected, target, visitor)
+
+    def _bilingual(self, kind: str, text: str, output: str, source: str, detected: str,
+                   target: str, visitor: gr.Request | None) -> Any:
+        lang = ui_lang(visitor)
+        if not (text or "").strip() or not (output or "").strip():
+            raise gr.Error(say(lang, "bilingual_empty"), print_exception=False)
+        def known(code: str | None) -> str:  # a language code, or "" (auto, or not a code)
+            try:
+                return languages.normalize(code) if code and code != languages.AUTO else ""
+            except TranslatorError:
+                return ""
+
+        src, dst = known(detected) or known(source), known(target)
+        header = [language_name(lang, src) if src else say(lang, "bilingual_source"),
+                  language_name(lang, dst) if dst else say(lang, "bilingual_translation")]
+        rows = bilingual.pairs(text, output)
+        make = bilingual.csv_bytes if kind == "csv" else bilingual.docx_bytes
+        name = "-".join(filter(None, ["bilingual", src, dst])) + f".{kind}"
+        path = self.files.new_output(session_of(visitor) or "", name, make(rows, header))
+        return gr.update(value=path, visible=True)
+
     def _uploaded(self, visitor: gr.Request | None, file: Any) -> Path:
         """The file, if this visitor's session uploaded it here and it is within the size limit;
         else a readable refusal (the Gatekeeper refuses foreign paths before this, too)."""
@@ -124,3 +180,21 @@ class FileListeners:
             return modes.parse_glossary(rows or [])
         except TranslatorError as exc:
             raise gr.Error(exc.user_message) from None
+
+
+def document_done(lang: str, result: files.FileResult) -> str:
+    """What the page says of a translated file: how many segments were translated, or, honestly,
+    that the file was already in the target language (and came back unchanged, or was translated
+    into the page's language instead)."""
+    def name(code: str) -> str:  # as the text path names them (ui.TranslatorUI._switch_target)
+        language = languages.get(code)
+        return language.chinese if lang == "zh" else language.english
+
+    if result.unchanged and result.unchanged >= result.segments:
+        return say(lang, "doc_unchanged", name=name(result.target_lang),
+                   filename=result.filename)
+    done = say(lang, "doc_done", n=result.segments - result.unchanged, filename=result.filename)
+    if result.switched_from:
+        done = say(lang, "doc_switched", name=name(result.switched_from),
+                   target=name(result.target_lang)) + " " + done
+    return done

@@ -79,6 +79,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
         with gr.Tabs():
             with gr.Tab(t("tab_text"), id="text"):
                 _text_tab(page, settings.max_input_chars, ui.page_limit)
+                _bilingual_row(page)
             with gr.Tab(t("tab_document"), id="document"):
                 _document_tab(page)
         _advanced_panel(page, settings, ui.translator.spec.decoding)
@@ -142,6 +143,16 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),
                                 example_labels=[_example_label(*row) for row in EXAMPLES])
+
+
+def _bilingual_row(page: SimpleNamespace) -> None:
+    """The translated text beside its source, two columns, as a CSV or a Word table."""
+    with gr.Row(elem_id="bilingual-row"):
+        page.bilingual_csv = gr.Button(t("bilingual_csv"), size="sm", elem_id="bilingual-csv-btn")
+        page.bilingual_docx = gr.Button(t("bilingual_docx"), size="sm",
+                                        elem_id="bilingual-docx-btn")
+    page.bilingual_file = gr.File(label=t("bilingual_file"), interactive=False, visible=False,
+                                  elem_id="bilingual-file")
 
 
 def _document_tab(page: SimpleNamespace) -> None:

@@ -69,6 +69,9 @@ LABELS: dict[str, dict[str, str]] = {
         "phrasebook_remove": "Remove the selected entry",
         "phrasebook_export": "Export phrasebook and history (CSV)",
         "phrasebook_file": "Phrasebook and history file",
+        # The bilingual export (issue 25, p-docs)
+        "bilingual_csv": "⬇ Bilingual CSV", "bilingual_docx": "⬇ Bilingual Word (.docx)",
+        "bilingual_file": "Bilingual file (source | translation)",
     },
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
@@ -116,6 +119,9 @@ LABELS: dict[str, dict[str, str]] = {
         "phrasebook_remove": "删除所选条目",
         "phrasebook_export": "导出短语本和历史（CSV）",
         "phrasebook_file": "短语本和历史文件",
+        # The bilingual export (issue 25, p-docs)
+        "bilingual_csv": "⬇ 双语对照（CSV）", "bilingual_docx": "⬇ 双语对照（.docx）",
+        "bilingual_file": "双语对照文件（原文 | 译文）",
     },
 }
 
@@ -182,6 +188,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "glossary_in_text": "**Glossary** — {n} of its {total} terms occur in the text; kept in "
                             "the translation: {found}; not in the translation: {missing}",
         "glossary_not_in_text": "**Glossary** — none of its {total} terms occur in the text.",
+        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        "doc_refused": "✗ This file was not translated (see the message).",
+        "doc_unchanged": "The file is already in {name}: nothing was translated; it is given "
+                         "back unchanged → {filename}",
+        "doc_switched": "The file is already in {name}: translated into {target} instead.",
+        "bilingual_empty": "Translate a text first: the export puts it beside its translation.",
+        "bilingual_source": "Source", "bilingual_translation": "Translation",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -238,6 +251,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "glossary_in_text": "**术语表** — {total} 个术语中有 {n} 个出现在原文中；译文中已使用：{found}；"
                             "译文中缺少：{missing}",
         "glossary_not_in_text": "**术语表** — {total} 个术语都没有出现在原文中。",
+        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        "doc_refused": "✗ 此文件未翻译（原因见提示）。",
+        "doc_unchanged": "文件已经是{name}：没有翻译任何内容，原样返回 → {filename}",
+        "doc_switched": "文件已经是{name}，已改为译成{target}。",
+        "bilingual_empty": "请先翻译一段文本：导出文件会把原文和译文并排列出。",
+        "bilingual_source": "原文", "bilingual_translation": "译文",
     },
 }
 

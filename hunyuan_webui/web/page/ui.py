@@ -59,7 +59,8 @@ STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status poll
 PAGE_REDRAW_S = 0.05
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
-             "load_glossary", "swap", "restore", "export_history")
+             "load_glossary", "swap", "restore", "export_history",
+             "export_bilingual_csv", "export_bilingual_docx")
 
 
 def options_from(deterministic: bool, temperature: float, top_p: float, top_k: float,

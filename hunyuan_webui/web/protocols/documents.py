@@ -186,7 +186,17 @@ def _status(doc: Document, documents: DocumentJobs) -> dict[str, Any]:
             "seconds_remaining": doc.seconds_remaining(documents.clock()),
             "billed_characters": doc.billed_characters,
             "result_filename": doc.result.filename if doc.result is not None else None,
+            # Segments given back as they were: the file was already in the target language.
+            "segments_unchanged": doc.result.unchanged if doc.result is not None else 0,
+            "notice": _unchanged_notice(doc.result),
             "error": doc.error or None}
+
+
+def _unchanged_notice(result: Any) -> str | None:
+    if result is None or not result.unchanged:
+        return None
+    name = languages.get(result.target_lang).english
+    return f"The file is already in {name}; it was returned unchanged."
 
 
 def create_router(translator: Translator, documents: DocumentJobs) -> APIRouter:

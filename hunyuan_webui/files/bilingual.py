@@ -1,0 +1,63 @@
+"""A text beside its translation, in two columns: a CSV file and a Word table.
+
+The rows are paragraphs: the service gives a translation the line layout of its source (every
+line break, blank line and indent is kept, only the sentences are replaced), so line ``i`` of the
+translation is the translation of line ``i`` of the source. Where the two do not line up (a model
+wrote a line break of its own, or the text was edited since), the non-empty paragraphs are paired
+if their counts agree, else the whole texts make one row: never a row beside the wrong one.
+
+The CSV is UTF-8 with a byte order mark, so that Excel opens Chinese as Chinese; the .docx is one
+two-column table (python-docx), its header row repeated on every page.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+
+Rows = list[tuple[str, str]]
+
+
+def pairs(source: str, translation: str) -> Rows:
+    """The text and its translation, paragraph beside paragraph (see the module's notes)."""
+    left = [line.strip() for line in source.splitlines()]
+    right = [line.strip() for line in translation.splitlines()]
+    if len(left) == len(right):
+        return [(a, b) for a, b in zip(left, right, strict=True) if a or b]
+    left, right = [a for a in left if a], [b for b in right if b]
+    if len(left) == len(right):
+        return list(zip(left, right, strict=True))
+    return [(source.strip(), translation.strip())]
+
+
+def csv_bytes(rows: Rows, header: Sequence[str]) -> bytes:
+    """Two columns, ``header`` first, UTF-8 with a BOM (Excel's cue for UTF-8)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(list(header))
+    writer.writerows(rows)
+    return ("\ufeff" + buffer.getvalue()).encode("utf-8")
+
+
+def docx_bytes(rows: Rows, header: Sequence[str]) -> bytes:
+    """A Word document of one two-column table: ``header`` (bold, repeated on each page), then
+    one row per paragraph."""
+    import docx
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    table = document.add_table(rows=1, cols=2)
+    table.style = "Table Grid"
+    for cell, name in zip(table.rows[0].cells, header, strict=True):
+        cell.paragraphs[0].add_run(name).bold = True
+    repeat = OxmlElement("w:tblHeader")
+    repeat.set(qn("w:val"), "true")
+    table.rows[0]._tr.get_or_add_trPr().append(repeat)
+    for source, translation in rows:
+        left, right = table.add_row().cells
+        left.text, right.text = source, translation
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
