@@ -36,6 +36,8 @@ DATA_FORMATS = [(str(t("detect_format")), ""), *((name, code) for code, name in 
 HISTORY_KEY = "hymt-history"
 HISTORY_SECRET = "hunyuan-webui-history"
 
+# Each one a phrase the demo model knows (assets/demo_phrases.tsv; a test checks): three were
+# not, and ug → zh gave an empty answer on the demo page.
 EXAMPLES: list[list[str]] = [
     ["今天天气很好。", "zh", "en"],
     ["Thank you for your help.", "en", "zh"],
@@ -45,10 +47,10 @@ EXAMPLES: list[list[str]] = [
     ["你好", "zh", "bo"],
     ["谢谢。", "zh", "ug"],
     ["你好", "zh", "kk"],
-    ["你好", "zh", "mn"],
+    ["请打开书。", "zh", "ar"],
     ["我不知道。", "zh", "yue"],
-    ["བཀྲ་ཤིས་བདེ་ལེགས།", "bo", "zh"],
-    ["رەھمەت.", "ug", "zh"],
+    ["Hello", "en", "ko"],
+    ["Thank you.", "en", "hi"],
 ]
 
 
@@ -102,9 +104,10 @@ def _language_row(page: SimpleNamespace) -> None:
 def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
     with gr.Row():
         with gr.Column():
+            # No max_length: the browser cut a longer paste silently (51,000 characters became
+            # 50,000). The counter says it is too long, and Translate refuses it with a message.
             page.text = gr.Textbox(lines=6, max_lines=30, label=t("input"),
-                                   placeholder=t("input_placeholder"), max_length=page_limit,
-                                   elem_id="input-box")
+                                   placeholder=t("input_placeholder"), elem_id="input-box")
             page.count = gr.Markdown(count_text(0, page_limit), elem_id="char-count")
             with gr.Row(elem_id="action-row"):
                 page.translate_btn = gr.Button(t("translate"), variant="primary", scale=3,
@@ -128,6 +131,7 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
             page.share_link = gr.Textbox(label=t("share_link"), interactive=False, max_lines=1,
                                          buttons=["copy"], elem_id="share-link")
     page.detected_code = gr.State("")
+    page.swapped = gr.State(False)  # Swap moved a translation into the text box (events.py)
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),
                                 example_labels=[_example_label(*row) for row in EXAMPLES])

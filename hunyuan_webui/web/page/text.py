@@ -150,6 +150,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
+        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        "nothing_to_translate": "Nothing to translate (numbers, punctuation or an address): "
+                                "returned as it is.",
+        "empty_answer": "⚠️ The model gave no translation for this text. Try Retranslate, or "
+                        "another language pair.",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -196,6 +201,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
+        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        "nothing_to_translate": "没有需要翻译的内容（数字、标点或网址），原样返回。",
+        "empty_answer": "⚠️ 模型没有给出这段文本的译文。请点“重新翻译”再试，或换一个语言对。",
     },
 }
 
