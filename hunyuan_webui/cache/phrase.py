@@ -96,13 +96,13 @@ class PhraseCache:
     def get(self, key: str) -> str | None:
         if not self.enabled:
             return None
-        value = self._recall(key)
+        value = _answer(self._recall(key))
         if value is None and self._disk is not None:
-            value = self._disk.get(key)
+            value = _answer(self._disk.get(key))
             if value is not None:
                 self._remember(key, value)
         if value is None and self._redis is not None:
-            value = self._redis.get(key)
+            value = _answer(self._redis.get(key))
             if value is not None:
                 self._remember(key, value)
                 if self._disk is not None:
@@ -114,11 +114,11 @@ class PhraseCache:
         """Like ``[get(k) for k in keys]``, with a single Redis round trip for what is left."""
         if not self.enabled:
             return [None] * len(keys)
-        values: list[str | None] = [self._recall(key) for key in keys]
+        values: list[str | None] = [_answer(self._recall(key)) for key in keys]
         if self._disk is not None:
             for i, key in enumerate(keys):
                 if values[i] is None:
-                    values[i] = found = self._disk.get(key)
+                    values[i] = found = _answer(self._disk.get(key))
                     if found is not None:
                         self._remember(key, found)
         if self._redis is not None:
@@ -126,6 +126,7 @@ class PhraseCache:
             if missing:
                 fetched = self._redis.get_many([keys[i] for i in missing])
                 for i, found in zip(missing, fetched, strict=True):
+                    found = _answer(found)
                     if found is not None:
                         values[i] = found
                         self._remember(keys[i], found)
@@ -138,7 +139,7 @@ class PhraseCache:
     def set(self, key: str, value: str) -> None:
         if not isinstance(value, str):
             raise TypeError(f"PhraseCache values are str; got {type(value).__name__}.")
-        if not self.enabled:
+        if not self.enabled or _answer(value) is None:
             return
         self._remember(key, value)
         if self._disk is not None:
@@ -184,3 +185,9 @@ class PhraseCache:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+
+def _answer(value: str | None) -> str | None:
+    """A stored translation, or None: an empty answer (a model that gave none, as the demo does
+    for a pair it does not know) is never kept nor served, so it is asked for afresh next time
+    instead of coming back labelled "From the phrase cache"."""
+    return value if value is None or value.strip() else None

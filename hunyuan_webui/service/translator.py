@@ -31,6 +31,7 @@ from hunyuan_webui.errors import (
 from hunyuan_webui.models import CHIMERA, ModelSpec
 from hunyuan_webui.segment import (
     Document,
+    is_translatable,
     line_document,
     most_tokens,
     split_document,
@@ -49,6 +50,10 @@ from hunyuan_webui.settings import Settings
 log = logging.getLogger(__name__)
 
 ALTERNATIVES_MAX_CHARS = 1000
+# The notice of a text with nothing for the model to translate (digits, punctuation, symbols, a
+# URL, an e-mail address): it comes back as it is, as DeepL echoes it. The page words it itself.
+NOTHING_TO_TRANSLATE = ("Nothing to translate (only numbers, punctuation, symbols or "
+                        "addresses): returned as it is.")
 
 
 class Translator:
@@ -151,6 +156,11 @@ class Translator:
         request = self.validate(request)
         if not request.text.strip():
             return self._job(request, request.source_lang, Document(()), None)
+        if not is_translatable(request.text):
+            # "12345" with a detected source failed detection (three red error badges on the
+            # page); with a chosen one it was sent nowhere anyway. Echoed, not sent to the model.
+            return self._job(request, request.source_lang, Document(()), None, passthrough=True,
+                             notice=NOTHING_TO_TRANSLATE)
         source, detection = self._source(request.source_lang, request.text)
         if source == request.target_lang:
             name = languages.get(source).english

@@ -68,10 +68,11 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     page.text.change(None, page.text, page.count, js=count_js(limit, _parts(ui, settings)),
                      **PRIVATE)
     page.target.change(ui.output_direction, page.target, page.output, **PRIVATE)
-    page.swap.click(names.listener(ui.swap),
-                    [page.source, page.target, page.detected_code, page.text, page.output],
-                    names.outputs(["source", "target", "text", "output", "detected",
-                                   "romanized"]), **PRIVATE)
+    swapped = page.swap.click(names.listener(ui.swap),
+                              [page.source, page.target, page.detected_code, page.text,
+                               page.output],
+                              names.outputs(["source", "target", "text", "output", "detected",
+                                             "romanized", "swapped"]), **PRIVATE)
     page.clear_btn.click(lambda: ("", "", "", "", count_text(0, ui.page_limit)), None,
                          [page.text, page.output, page.detected, page.romanized, page.count],
                          **PRIVATE)
@@ -92,11 +93,14 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     example = page.examples.load_input_event.then(
         translate, inputs, outputs, api_name="translate_example", api_visibility="private",
         **model)
-    _wire_live(ui, page, (translate, inputs, outputs), model, [run, fresh, example])
-    for event in (run, fresh, example):
+    # Swap, as DeepL does: the translation that moved into the text box is translated back.
+    back = swapped.then(names.listener(ui.translate_swapped, TextForm), inputs, outputs,
+                        api_name="translate_swapped", api_visibility="private", **model)
+    _wire_live(ui, page, (translate, inputs, outputs), model, [run, fresh, example, back])
+    for event in (run, fresh, example, back):
         event.then(ui.status, None, page.status_outputs, show_progress="hidden", **PRIVATE)
     stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
-                               cancels=[run, fresh, example], **PRIVATE)
+                               cancels=[run, fresh, example, back], **PRIVATE)
     # A redraw the cancelled stream had already sent can land after Stop's line ("Part 41 of
     # 189…" stayed on screen in 2 of 4 tries): a moment later Stop says it again if so.
     stop.then(None, None, None, js=SETTLE_JS, **PRIVATE).then(

@@ -46,6 +46,7 @@ class TextForm:
     romanize: bool = False
     history: list[list[str]] | None = None
     fresh: bool = False  # Retranslate: a fresh answer, which replaces the cached one
+    swapped: bool = False  # Swap moved the translation into the text box (translate it back)
 
     @classmethod
     def names(cls) -> tuple[str, ...]:

@@ -38,6 +38,8 @@ DATA_FORMATS = [(str(t("detect_format")), ""), *((name, code) for code, name in 
 HISTORY_KEY = "hymt-history"
 HISTORY_SECRET = "hunyuan-webui-history"
 
+# Each one a phrase the demo model knows (assets/demo_phrases.tsv; a test checks): three were
+# not, and ug → zh gave an empty answer on the demo page.
 EXAMPLES: list[list[str]] = [
     ["今天天气很好。", "zh", "en"],
     ["Thank you for your help.", "en", "zh"],
@@ -47,10 +49,10 @@ EXAMPLES: list[list[str]] = [
     ["你好", "zh", "bo"],
     ["谢谢。", "zh", "ug"],
     ["你好", "zh", "kk"],
-    ["你好", "zh", "mn"],
+    ["请打开书。", "zh", "ar"],
     ["我不知道。", "zh", "yue"],
-    ["བཀྲ་ཤིས་བདེ་ལེགས།", "bo", "zh"],
-    ["رەھمەت.", "ug", "zh"],
+    ["Hello", "en", "ko"],
+    ["Thank you.", "en", "hi"],
 ]
 
 
@@ -106,9 +108,10 @@ def _language_row(page: SimpleNamespace) -> None:
 def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
     with gr.Row():
         with gr.Column():
+            # No max_length: the browser cut a longer paste silently (51,000 characters became
+            # 50,000). The counter says it is too long, and Translate refuses it with a message.
             page.text = gr.Textbox(lines=6, max_lines=30, label=t("input"),
-                                   placeholder=t("input_placeholder"), max_length=page_limit,
-                                   elem_id="input-box")
+                                   placeholder=t("input_placeholder"), elem_id="input-box")
             page.count = gr.Markdown(count_text(0, page_limit), elem_id="char-count")
             # The source's pinyin / romanization (the toggle under the output; web/page/aligned.py)
             page.source_romanized = gr.HTML("", elem_id="source-romanized", js_on_load=None)
@@ -140,6 +143,7 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
     # The detected language's code, hidden: the Listen script reads it (scripts/20-listen.js).
     page.detected_code = gr.Textbox("", visible="hidden", elem_id="detected-code",
                                     show_label=False)
+    page.swapped = gr.State(False)  # Swap moved a translation into the text box (events.py)
     page.examples = gr.Examples(EXAMPLES, inputs=[page.text, page.source, page.target],
                                 label=t("examples"), examples_per_page=len(EXAMPLES),
                                 example_labels=[_example_label(*row) for row in EXAMPLES])

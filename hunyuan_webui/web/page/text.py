@@ -195,6 +195,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "doc_switched": "The file is already in {name}: translated into {target} instead.",
         "bilingual_empty": "Translate a text first: the export puts it beside its translation.",
         "bilingual_source": "Source", "bilingual_translation": "Translation",
+        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        "nothing_to_translate": "Nothing to translate (numbers, punctuation or an address): "
+                                "returned as it is.",
+        "empty_answer": "⚠️ The model gave no translation for this text. Try Retranslate, or "
+                        "another language pair.",
     },
     "zh": {
         "detected": "检测到：**{name}**（{confidence:.0%}）",
@@ -257,6 +262,9 @@ MESSAGES: dict[str, dict[str, str]] = {
         "doc_switched": "文件已经是{name}，已改为译成{target}。",
         "bilingual_empty": "请先翻译一段文本：导出文件会把原文和译文并排列出。",
         "bilingual_source": "原文", "bilingual_translation": "译文",
+        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        "nothing_to_translate": "没有需要翻译的内容（数字、标点或网址），原样返回。",
+        "empty_answer": "⚠️ 模型没有给出这段文本的译文。请点“重新翻译”再试，或换一个语言对。",
     },
 }
 

@@ -32,6 +32,7 @@ from hunyuan_webui.service import (
     Translator,
 )
 from hunyuan_webui.service.longtext import max_chars
+from hunyuan_webui.service.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
@@ -59,7 +60,7 @@ STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status poll
 PAGE_REDRAW_S = 0.05
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
-             "load_glossary", "swap", "restore", "export_history",
+             "load_glossary", "swap", "restore", "export_history", "translate_swapped",
              "export_bilingual_csv", "export_bilingual_docx")
 
 
@@ -165,14 +166,21 @@ class TranslatorUI(FileListeners):
                   parts: int) -> dict[str, Any]:
         done, history = result.text, list(form.history or [])
         self.live.observe(result)
-        if done.strip():
+        nothing = result.notice == NOTHING_TO_TRANSLATE  # "12345": echoed, with a quiet note
+        if done.strip() and not nothing:
             history = newest_first(history, [form.text, done, f"{result.source_lang} → "
                                              f"{form.target}", result.source_lang, form.target])
         history = history[:HISTORY_LIMIT]
+        progress = last_run_markdown(result, lang, parts)
+        if nothing:
+            progress = say(lang, "nothing_to_translate")
+        elif not done.strip() and (form.text or "").strip():
+            # An empty answer is no success ("From the phrase cache" over an empty box).
+            progress = say(lang, "empty_answer")
         extras = extras_markdown(result, bool(form.show_candidates), lang, source=form.text or "",
                                  glossary=self._glossary(form.glossary))
         return {"output": done, "detected": detection_markdown(result, form.source, lang),
-                "progress": last_run_markdown(result, lang, parts), "history": history,
+                "progress": progress, "history": history,
                 "table": history_rows(history, lang), "extras": extras,
                 "detected_code": result.source_lang if result.detection else "",
                 **self._readings(form, result, lang)}
@@ -273,7 +281,8 @@ class TranslatorUI(FileListeners):
     def swap(self, source: str, target: str, detected: str, text: str, output: str,
              visitor: gr.Request | None = None) -> dict[str, Any]:
         """Swap the pair and the texts (the translation becomes the text to translate); without
-        a translation, the texts stay."""
+        a translation, the texts stay. ``swapped`` tells :meth:`translate_swapped` (the event
+        after this one) whether a translation moved into the text box."""
         if source == languages.AUTO:
             source = detected or None
             if source is None and (text or "").strip():
@@ -281,7 +290,20 @@ class TranslatorUI(FileListeners):
             if source is None:  # nothing to go by: the other side of the usual pair
                 source = "zh" if target != "zh" else "en"
         swapped = {"source": target, "target": source, "detected": "", "romanized": ""}
-        return {**swapped, "text": output, "output": ""} if output else swapped
+        if not (output or "").strip():
+            return {**swapped, "swapped": False}
+        return {**swapped, "text": output, "output": "", "swapped": True}
+
+    async def translate_swapped(self, form: TextForm, visitor: gr.Request | None = None
+                                ) -> AsyncIterator[dict[str, Any]]:
+        """After Swap, as DeepL does: the translation that moved into the text box is translated
+        back into the new target (Swap used to leave the output empty). Nothing when no
+        translation moved (the text would be in neither language of the new pair)."""
+        if not form.swapped or not (form.text or "").strip():
+            yield {}
+            return
+        async for changes in self.translate(form, visitor):
+            yield changes
 
     @staticmethod
     def output_direction(target: str) -> Any:

@@ -30,6 +30,7 @@ from hunyuan_webui.errors import (
     UnknownLanguageError,
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
+from hunyuan_webui.segment import is_translatable
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items, markup
 from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
@@ -306,7 +307,7 @@ def _sources(translator: Translator, texts: list[str], source: str) -> list[str]
         if code is None and text.strip():
             if together is None:
                 together = translator.detect("\n".join(texts)).code or ""
-            if not together:
+            if not together and is_translatable(text):  # "12345" alone is echoed, as DeepL does
                 raise InputError("Could not detect the source language; send source_lang.")
             code = together
         out.append(code or languages.AUTO)
