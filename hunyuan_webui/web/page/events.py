@@ -53,6 +53,8 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     # axe caught the faded status line's contrast when a tick fell on its check.
     demo.load(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     demo.load(ui.tables, page.history, [page.table, page.glossary], **PRIVATE)
+    if ui.banner:  # its details in the visitor's language
+        demo.load(ui.banner_text, None, page.banner, show_progress="hidden", **PRIVATE)
     timer.tick(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     page.status_outputs = status_outputs
 
