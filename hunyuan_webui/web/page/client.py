@@ -112,6 +112,12 @@ CSS = """
   .label-wrap { text-align: start; }
   .tab-like-container { height: 44px !important; }  /* a slider's number and its reset button */
   [role=gridcell], [role=columnheader] { min-height: 44px !important; height: 44px; }
+  /* The first screen keeps Translate and the output's first line with these taller controls:
+     the banner and the pickers lose their blocks' padding, Swap its margins. */
+  #demo-banner { padding-block: 0 !important; }
+  #demo-banner .label-wrap { margin-bottom: 0; }
+  #source-lang, #target-lang { padding-block: 0 !important; }
+  #lang-row { gap: 0 !important; }
 }
 """
 
