@@ -17,7 +17,7 @@ import gradio as gr
 
 from hunyuan_webui import languages
 from hunyuan_webui.web.page.fonts import FAMILIES
-from hunyuan_webui.web.page.text import LABELS
+from hunyuan_webui.web.page.text import LABELS, picker_search
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
 
@@ -131,6 +131,33 @@ CSS = """
 @media (max-width: 640px) {
   #star-btn, #phrasebook-remove, #phrasebook-export { min-height: 44px !important; }
 }
+/* Touch targets and the selected tab (issue 25, p-zh). The selected tab's accent (#6366f1) was
+   4.46:1 on white (axe: serious); these are 7:1 and more, light and dark. On a phone every control
+   is at least 44x44 CSS px (32 of 34 were smaller): tabs, accordions, pickers, buttons, check
+   boxes and radios (their labels take the tap), sliders and example chips (the footer's links:
+   scripts/10-names.js, as Gradio scopes this CSS to its app's container). */
+.tab-container button.selected { color: var(--primary-700) !important; }
+.dark .tab-container button.selected { color: var(--primary-300) !important; }
+#advanced-info { font-size: 0.9rem; }
+@media (max-width: 640px) {
+  .tab-container { height: auto !important; }
+  .tab-container button, .tab-container.wrap button { height: 44px !important; }
+  button, [role=button], [role=tab], a[href], .label-wrap, select,
+  input:not([type=checkbox]):not([type=radio]):not([type=file]) { min-height: 44px !important; }
+  button, [role=button], [role=tab], a[href], input[type=number] { min-width: 44px !important; }
+  label:has(> input[type=checkbox]), label:has(> input[type=radio]) {
+    min-height: 44px !important; min-width: 44px !important; align-items: center; }
+  input[role=combobox] { min-height: 44px !important; }
+  .label-wrap { text-align: start; }
+  .tab-like-container { height: 44px !important; }  /* a slider's number and its reset button */
+  [role=gridcell], [role=columnheader] { min-height: 44px !important; height: 44px; }
+  /* The first screen keeps Translate and the output's first line with these taller controls:
+     the banner and the pickers lose their blocks' padding, Swap its margins. */
+  #demo-banner { padding-block: 0 !important; }
+  #demo-banner .label-wrap { margin-bottom: 0; }
+  #source-lang, #target-lang { padding-block: 0 !important; }
+  #lang-row { gap: 0 !important; }
+}
 """
 
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.
@@ -148,7 +175,8 @@ _LISTEN_WORDS = {lang: {key: LABELS[lang][key] for key in ("listen_source", "lis
 HEAD = "\n".join(
     "<script>\n" + path.read_text(encoding="utf-8") + "</script>"
     for path in sorted(SCRIPTS.glob("*.js"))
-).replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES))
+).replace("__CODES__", json.dumps(_CODES)).replace("__ALIASES__", json.dumps(_BROWSER_ALIASES)
+            ).replace("__NAMES__", json.dumps(picker_search(), ensure_ascii=False))
 HEAD = HEAD.replace("__LISTEN_WORDS__", json.dumps(_LISTEN_WORDS, ensure_ascii=False))
 
 # On page load: a shared link's pair and text, else the browser's language as the target.

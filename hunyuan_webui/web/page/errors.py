@@ -35,6 +35,7 @@ from hunyuan_webui.errors import (
     TranslatorError,
 )
 from hunyuan_webui.web.page.text import say, ui_lang
+from hunyuan_webui.web.page.wording import in_page_language
 
 log = logging.getLogger("hunyuan_webui.web.page.ui")
 
@@ -64,7 +65,7 @@ def visitor_text(exc: TranslatorError, lang: str) -> str:
             if isinstance(exc, kind):
                 seconds = math.ceil(getattr(exc, "retry_after", 0) or 0) or 2
                 return say(lang, key, seconds=seconds)
-    return for_visitor(exc.user_message)
+    return in_page_language(lang, for_visitor(exc.user_message))
 
 
 def _visitor_lang(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

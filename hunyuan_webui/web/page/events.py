@@ -58,6 +58,8 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     demo.load(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     demo.load(ui.tables, [page.history, page.glossary_store, page.phrasebook],
               [page.table, page.glossary, page.phrasebook_table], **PRIVATE)
+    if ui.banner:  # its details in the visitor's language
+        demo.load(ui.banner_text, None, page.banner, show_progress="hidden", **PRIVATE)
     timer.tick(ui.status, None, status_outputs, show_progress="hidden", **PRIVATE)
     page.status_outputs = status_outputs
 

@@ -57,7 +57,10 @@ EXAMPLES: list[list[str]] = [
 
 
 def language_choices(with_auto: bool) -> list[tuple[str, str]]:
-    choices = [(lang.label, lang.code) for lang in languages.LANGUAGES]
+    """Each language by its own name first, then the page's name for it (text.picker_label, an
+    i18n key per language: Gradio shows the one of the visitor's language). The values, codes,
+    are what the API and the listeners read."""
+    choices = [(str(t(f"lang_{lang.code}")), lang.code) for lang in languages.LANGUAGES]
     # "Detect language" in the visitor's UI language (Gradio translates a choice's i18n key).
     return [(str(t("detect")), languages.AUTO), *choices] if with_auto else choices
 
@@ -76,7 +79,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
         gr.Markdown(t("header"), elem_id="app-header")
         if ui.banner:  # one line in the page's language; the operator's details on a tap
             with gr.Accordion(t("banner"), open=False, elem_id="demo-banner"):
-                gr.Markdown(ui.banner, elem_id="banner")
+                page.banner = gr.Markdown(ui.banner, elem_id="banner")
         _language_row(page)
         with gr.Tabs():
             with gr.Tab(t("tab_text"), id="text"):
@@ -85,7 +88,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
             with gr.Tab(t("tab_document"), id="document"):
                 _document_tab(page)
         _advanced_panel(page, settings, ui.translator.spec.decoding)
-        _modes_panel(page, ui.translator)
+        _modes_panel(page, ui.translator, ui.translator.spec.demo)
         page.extras = gr.Markdown("", elem_id="extras")
         _history_panel(page)
         _phrasebook_panel(page)
@@ -177,6 +180,7 @@ def _document_tab(page: SimpleNamespace) -> None:
 def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOptions) -> None:
     """``defaults``: the loaded model's decoding (its model card's)."""
     with gr.Accordion(t("advanced"), open=False, elem_id="advanced-panel"):
+        gr.Markdown(t("advanced_info"), elem_id="advanced-info")
         page.deterministic = gr.Checkbox(False, label=t("deterministic"),
                                          info=t("deterministic_info"), elem_id="deterministic")
         with gr.Row():
@@ -187,15 +191,15 @@ def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOpti
             page.repetition = _slider("repetition_penalty", defaults.repetition_penalty, 0.01)
         page.max_new = gr.Slider(0, min(settings.max_new_tokens, OPTION_BOUNDS["max_new_tokens"][1]),
                                  value=0, step=16, label=t("max_new_tokens"),
-                                 elem_id="opt-max-new-tokens")
+                                 info=t("max_new_tokens_info"), elem_id="opt-max-new-tokens")
 
 
-def _modes_panel(page: SimpleNamespace, translator: Translator) -> None:
+def _modes_panel(page: SimpleNamespace, translator: Translator, demo: bool = False) -> None:
     # Best quality needs Chimera loaded: offering it elsewhere only led to an error.
     offered = [m for m in MODES_SHOWN if m in modes.MODES
                and (m != "ensemble" or translator.chimera is not None)]
     with gr.Accordion(t("modes"), open=False, elem_id="modes-panel"):
-        gr.Markdown(_modes_markdown(translator.spec), elem_id="model-modes")
+        gr.Markdown(_modes_markdown(translator.spec, demo), elem_id="model-modes")
         page.mode = gr.Radio([(_mode_label(m, translator.spec), m) for m in offered],
                              value=TRANSLATE,
                              label=t("mode"), elem_id="mode")
@@ -219,11 +223,14 @@ def _modes_panel(page: SimpleNamespace, translator: Translator) -> None:
                                          type="filepath", scale=1, elem_id="glossary-file")
 
 
-def _modes_markdown(spec: Any) -> str:
+def _modes_markdown(spec: Any, demo: bool = False) -> str:
     """Whether the loaded model has prompts of its own for some modes (marked ✓ by
-    :func:`_mode_label`); the others fall back to its plain prompt, with a notice."""
-    name = html.escape(spec.id.rsplit("/", 1)[-1])
+    :func:`_mode_label`); the others fall back to its plain prompt, with a notice. The demo model
+    is named in the page's words (one i18n key: Gradio translates one per string)."""
     own = any(m in spec.modes for m in MODES_SHOWN if m != TRANSLATE)
+    if demo:
+        return t("demo_modes_own" if own else "demo_modes_none")
+    name = html.escape(spec.id.rsplit("/", 1)[-1])
     return f"**{name}** " + t("modes_own" if own else "modes_none")
 
 
@@ -272,7 +279,9 @@ def _phrasebook_panel(page: SimpleNamespace) -> None:
 
 def _slider(name: str, value: float, step: float) -> gr.Slider:
     low, high = OPTION_BOUNDS[name]
-    return gr.Slider(low, high, value=value, step=step, label=t(name), elem_id=f"opt-{name}")
+    # Each with a plain-words line on what it does to a translation (issue 25).
+    return gr.Slider(low, high, value=value, step=step, label=t(name), info=t(f"{name}_info"),
+                     elem_id=f"opt-{name}")
 
 
 def _example_label(text: str, source: str, target: str) -> str:

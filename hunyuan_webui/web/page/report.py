@@ -13,6 +13,7 @@ from hunyuan_webui import languages, modes
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import TranslationResult
 from hunyuan_webui.web.page.text import headers, language_name, say
+from hunyuan_webui.web.page.wording import in_page_language
 
 LOW_CONFIDENCE = 0.5
 
@@ -47,8 +48,8 @@ def last_run_markdown(result: TranslationResult, lang: str = "en", parts: int = 
         out.append(say(lang, "parts", n=parts))
     if result.source_lang == result.target_lang:
         out.append(say(lang, "already", name=language_name(lang, result.source_lang)))
-    elif result.notice:
-        out.append(result.notice)
+    elif result.notice:  # the mode's or the glossary's notice, in the page's language
+        out.append(in_page_language(lang, result.notice))
     if result.warnings:  # a guard marked some of the answer (service.guards)
         out.insert(0, guard_notice(result, lang))
     return " · ".join(out)

@@ -13,6 +13,8 @@ from typing import Any
 
 import gradio as gr
 
+from hunyuan_webui import languages
+
 UI_LANGS = ("en", "zh")
 
 LABELS: dict[str, dict[str, str]] = {
@@ -124,6 +126,76 @@ LABELS: dict[str, dict[str, str]] = {
         "bilingual_file": "双语对照文件（原文 | 译文）",
     },
 }
+
+# -- A Chinese page that is Chinese (issue 25): the pickers' language names, native first -----
+def picker_label(lang: str, code: str) -> str:
+    """A language as the pickers show it: its own name first, then the page's name for it when
+    that differs ("Deutsch · German", "Deutsch · 德语", "简体中文", "English · 英语"). The other
+    names are found by the pickers' search (:func:`picker_search`, scripts/10-names.js)."""
+    language = languages.get(code)
+    own = language.chinese if lang == "zh" else language.english
+    return language.autonym if own in language.autonym else f"{language.autonym} · {own}"
+
+
+def picker_search() -> list[dict[str, object]]:
+    """For each picker choice, its labels on both pages and the words that find it (English and
+    Chinese names, own name, code, the other names tools use): Gradio's search reads the label."""
+    aliases: dict[str, list[str]] = {}
+    for name, code in languages.NAME_ALIASES.items():
+        aliases.setdefault(code, []).append(name)
+    auto = {"labels": [LABELS[lang]["detect"] for lang in UI_LANGS],
+            "keys": "\n".join(["auto", "detect language", "自动检测", "检测语言"])}
+    return [auto, *({"labels": [picker_label(lang, lg.code) for lang in UI_LANGS],
+                     "keys": "\n".join([lg.english, lg.chinese, lg.autonym, lg.code,
+                                        *aliases.get(lg.code, [])])}
+                    for lg in languages.LANGUAGES)]
+
+
+# The Advanced panel in plain words (issue 25): what each sampling setting does to a translation.
+ADVANCED: dict[str, dict[str, str]] = {
+    "en": {
+        "advanced_info": "How the model picks its words. The defaults are the model card's; "
+                         "most translations need no change.",
+        "temperature_info": "How free the wording is: low keeps to the most likely "
+                            "translation, high tries other words (and makes more mistakes).",
+        "top_p_info": "Picks each next word only among the likeliest ones that together make "
+                      "up this share: lower is safer, higher more varied.",
+        "top_k_info": "Picks each next word among at most this many candidates: fewer is "
+                      "safer.",
+        "repetition_penalty_info": "Above 1 the model avoids repeating words; too high and it "
+                                   "drops words the text does repeat.",
+        "max_new_tokens_info": "Stops the translation after this many tokens (pieces of "
+                               "words); 0 sets it from the text's length.",
+    },
+    "zh": {
+        "advanced_info": "模型如何选词。默认值来自模型卡，大多数翻译无需更改。",
+        "temperature_info": "措辞有多自由：低则紧贴最可能的译法，高则尝试其他用词（也更容易出错）。",
+        "top_p_info": "每个词只在最可能的候选词中挑选，直到它们的概率加起来达到这个比例：越低越稳妥，"
+                      "越高越多样。",
+        "top_k_info": "每个词最多在这么多个候选词中挑选：越少越稳妥。",
+        "repetition_penalty_info": "大于 1 时模型避免重复用词；太高会漏掉原文本来就重复的词。",
+        "max_new_tokens_info": "译文生成这么多个词元（词的片段）后停止；0 表示按原文长度自动决定。",
+    },
+}
+# What Gradio announces to screen readers when an event ends: its Chinese table lacks these two,
+# and a Chinese screen reader read out "common.complete".
+GRADIO_WORDS: dict[str, dict[str, str]] = {
+    "en": {"common.complete": "Complete", "common.error": "Error"},
+    "zh": {"common.complete": "完成", "common.error": "出错了"},
+}
+# The demo model named in the page's words, not as "demo-model" (the modes panel's first line).
+DEMO_WORDS: dict[str, dict[str, str]] = {
+    "en": {"demo_modes_own": "**The demo model** " + LABELS["en"]["modes_own"],
+           "demo_modes_none": "**The demo model** " + LABELS["en"]["modes_none"]},
+    "zh": {"demo_modes_own": "**演示模型**" + LABELS["zh"]["modes_own"],
+           "demo_modes_none": "**演示模型**" + LABELS["zh"]["modes_none"]},
+}
+for _lang in UI_LANGS:
+    LABELS[_lang].update(ADVANCED[_lang])
+    LABELS[_lang].update(DEMO_WORDS[_lang])
+    LABELS[_lang].update(GRADIO_WORDS[_lang])
+    LABELS[_lang].update({f"lang_{language.code}": picker_label(_lang, language.code)
+                          for language in languages.LANGUAGES})
 
 I18N = gr.I18n(en=LABELS["en"], **{"zh-CN": LABELS["zh"], "zh": LABELS["zh"]})
 

@@ -51,6 +51,12 @@ from hunyuan_webui.web.page.report import (
 )
 from hunyuan_webui.web.page.store import glossary_rows
 from hunyuan_webui.web.page.text import say, state_name, ui_lang
+from hunyuan_webui.web.page.wording import (
+    banner_markdown,
+    device_words,
+    model_words,
+    precision_words,
+)
 
 HISTORY_LIMIT = 50
 STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
@@ -257,8 +263,11 @@ class TranslatorUI(FileListeners):
         (sooner while the model loads)."""
         lang = ui_lang(visitor)
         status = self.translator.engine.status()
-        parts = [f"**{html.escape(status.model.rsplit('/', 1)[-1])}**", status.device or "?",
-                 status.dtype or "?", say(lang, "state", state=state_name(lang, status.label))]
+        # In plain words ("演示模型 · 处理器 · 32 位浮点", not "demo-model · cpu · fp32").
+        model = model_words(lang, status.model, self.translator.spec.demo)
+        parts = [f"**{html.escape(model)}**", device_words(lang, status.device),
+                 precision_words(lang, status.dtype),
+                 say(lang, "state", state=state_name(lang, status.label))]
         if status.reason:
             parts.append(f"⚠️ {html.escape(self.redact.text(status.reason))}")
         parts.append(say(lang, "load", active=status.active, size=status.max_batch_size,
@@ -273,6 +282,11 @@ class TranslatorUI(FileListeners):
         button = gr.update(interactive=status.ready)
         poll = STATUS_POLL_S if status.ready else LOADING_POLL_S
         return line, button, button, gr.Timer(value=poll)
+
+    def banner_text(self, visitor: gr.Request | None = None) -> str:
+        """The banner's details in the visitor's language (its title is one line of the page's
+        words; the operator's commands stay commands)."""
+        return banner_markdown(ui_lang(visitor), self.banner)
 
     def stopped(self, line: str, visitor: gr.Request | None = None) -> Any:
         """Stop pressed while a translation was running (its progress line ends in '…')."""
