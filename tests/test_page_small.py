@@ -213,6 +213,7 @@ def test_an_empty_answer_says_so_and_is_asked_for_again(accept):
     """ug → zh "رەھمەت." was not in the demo table: an empty answer labelled "From the phrase
     cache". The page says it is empty (in the page's language), twice: it was not kept."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from hunyuan_webui.web.page.form import TextForm
     from hunyuan_webui.web.page.ui import TranslatorUI
@@ -221,7 +222,10 @@ def test_an_empty_answer_says_so_and_is_asked_for_again(accept):
     ui = TranslatorUI(_translator(SilentEngine()))
     form = TextForm(text="رەھمەت.", source="ug", target="zh", history=[])
     for _ in range(2):
-        out = asyncio.run(_last_changes(ui.translate(form, _Visitor(accept))))
+        # On a thread of its own: Playwright's sync API may keep an event loop running in this one.
+        with ThreadPoolExecutor(1) as pool:
+            out = pool.submit(asyncio.run, _last_changes(ui.translate(form, _Visitor(accept)))
+                              ).result()
         assert out["output"] == "" and out["progress"] == words["empty_answer"]
         assert out["history"] == []
     assert ui.translator.model_calls == 2
