@@ -20,7 +20,7 @@ from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.service import Translator
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parent.parent / "assets"  # the class pictures (test_browser_rooms.py)
 ARGS = CHROMIUM_ARGS
 # Records every value the page writes into the output box: a sampled recording (one value per
 # animation frame) missed the partial texts of a fast answer in headless Chromium.
@@ -92,7 +92,6 @@ def test_translate_a_phrase_and_watch_it_stream(browser, url):
     assert all(b.startswith(a) for a, b in zip(seen, seen[1:]))
     assert "ready" in page.locator("#status-line").inner_text()
     assert "Last translation" in page.locator("#progress").inner_text()
-    page.screenshot(path=str(ASSETS / "screenshot-en.png"), full_page=True)
 
 
 def test_ctrl_enter_translates_and_detection_is_shown(browser, url):
@@ -114,7 +113,6 @@ def test_the_page_follows_the_browser_language(browser, url):
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
                            " === '谢谢你的帮助。'", timeout=30_000)
-    page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
 
 
 def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):

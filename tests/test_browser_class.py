@@ -17,7 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from test_browser import ARGS, ASSETS, CHROMIUM, CSP_VIOLATIONS, pick
+from test_browser import ARGS, CHROMIUM, CSP_VIOLATIONS, pick
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
@@ -84,7 +84,6 @@ def test_on_a_phone_text_languages_and_translate_fit_the_first_screen(browser, u
     assert page.locator("#swap-btn").bounding_box()["width"] < 60
     assert page.locator("#source-lang").bounding_box()["width"] > 120
     translate(page, "谢谢你的帮助。", "Thank you for your help.")
-    page.screenshot(path=str(ASSETS / "screenshot-phone.png"))
     assert page.evaluate("window.__csp") == []
     # Every action button holds its word ("Retranslate" ran over its edges).
     assert page.evaluate("() => [...document.querySelectorAll('#action-row button')]"
@@ -122,7 +121,6 @@ def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser
                   "术语干预", "只有普通翻译提示词"):
         assert label in visible, label
     assert english_leftovers(visible) == []
-    page.screenshot(path=str(ASSETS / "screenshot-zh.png"), full_page=True)
 
 
 def test_a_chinese_browser_reads_the_document_tab_and_glossary_errors_in_chinese(browser, url,
@@ -363,6 +361,4 @@ def test_axe_finds_no_serious_accessibility_problem(browser, url, dark, layout, 
     problems = axe_problems(page)
     assert problems == [], '\n'.join(problems)
     assert page.locator("h1").count() == 1
-    if not dark and layout == "desktop" and locale == "en-US":
-        page.screenshot(path=str(ASSETS / "screenshot-en.png"))
     page.context.close()
