@@ -22,7 +22,14 @@ import httpx
 import pytest
 from apphelpers import CHROMIUM, running_app
 from fakes import FakeEngine, InstantEngine
-from test_page_ux import OUTPUT, browser, demo_url, open_page  # noqa: F401 (fixtures)
+from test_page_ux import (  # noqa: F401 (fixtures)
+    OUTPUT,
+    _last_changes,
+    _Visitor,
+    browser,
+    demo_url,
+    open_page,
+)
 
 from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
@@ -194,18 +201,6 @@ def test_small_fixes_on_the_demo_page(browser, demo_url, locale, width, height):
     assert "51,000" in refused and ("太长" if locale == "zh-CN" else "too long") in refused
     assert page.evaluate(OUTPUT) == "谢谢你的帮助。"  # the last translation, untouched
     page.context.close()
-
-
-class _Visitor:
-    def __init__(self, accept_language: str) -> None:
-        self.headers = {"accept-language": accept_language}
-
-
-async def _last_changes(stream) -> dict:
-    changes: dict = {}
-    async for update in stream:
-        changes.update(update)
-    return changes
 
 
 @pytest.mark.parametrize("accept", ["en-US,en;q=0.9", "zh-CN,zh;q=0.9"])

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hunyuan_webui.errors import EngineError, InputError
 from hunyuan_webui.segment import DEFAULT_MAX_SEGMENT_CHARS, Document, split_document
@@ -218,3 +219,15 @@ def txt_file(src: Text, batch: Batch) -> Finish:
 def first_line(exc: Exception) -> str:
     msg = str(exc).strip().splitlines()
     return msg[0][:300] if msg else type(exc).__name__
+
+
+def spaced_rewrites(spans: Sequence[tuple[Any, str, bool, int | None]], rendered: Sequence[str],
+                    gap: str) -> Iterator[tuple[Any, str]]:
+    """A paragraph's spans ``(nodes, source, touches, unit)`` to write back, with their new text:
+    the translated ones (``rendered[unit]``) and those that gained ``gap`` (:func:`space_spans`);
+    a span neither translated nor spaced is left as it was."""
+    texts = space_spans([(text, text if unit is None else rendered[unit], touches)
+                         for _, text, touches, unit in spans], gap)
+    for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
+        if unit is not None or new != text:
+            yield nodes, new

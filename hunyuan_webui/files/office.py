@@ -30,7 +30,7 @@ from hunyuan_webui.files.common import (
     Finish,
     binary_kind,
     first_line,
-    space_spans,
+    spaced_rewrites,
 )
 from hunyuan_webui.segment import is_translatable
 
@@ -95,11 +95,7 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
 
     def finish(rendered: list[str]) -> bytes:
         for spans in paragraphs:
-            texts = space_spans([(text, text if unit is None else rendered[unit], touches)
-                                 for _, text, touches, unit in spans], batch.sentence_gap)
-            for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
-                if unit is None and new == text:
-                    continue  # not translated, and no space needed: left as it was
+            for nodes, new in spaced_rewrites(spans, rendered, batch.sentence_gap):
                 nodes[0].text = new
                 if kind is XLSX:
                     nodes[0].set(_XML_SPACE, "preserve")

@@ -13,7 +13,7 @@ from hunyuan_webui.files.common import (
     Finish,
     binary_kind,
     first_line,
-    space_spans,
+    spaced_rewrites,
 )
 from hunyuan_webui.segment import is_translatable
 
@@ -55,11 +55,7 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
 
     def finish(rendered: list[str]) -> bytes:
         for spans in paragraphs:
-            texts = space_spans([(text, text if unit is None else rendered[unit], touches)
-                                 for _, text, touches, unit in spans], batch.sentence_gap)
-            for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
-                if unit is None and new == text:
-                    continue  # not translated, and no space needed: left as it was
+            for nodes, new in spaced_rewrites(spans, rendered, batch.sentence_gap):
                 first = nodes[0]
                 first.text = new
                 first.set(_XML_SPACE, "preserve")
