@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from transformers import AutoModelForCausalLM, DynamicCache
 from transformers.cache_utils import DynamicLayer
@@ -88,3 +89,43 @@ def test_tuned_linears_keep_shapes_and_results_and_leave_tied_weights_alone(demo
                       (logits(ids[:, -1:]), batched)):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
         assert torch.equal(got.argmax(-1), want.argmax(-1))
+
+
+def test_projections_that_read_one_input_are_multiplied_together_in_any_order(demo_dir):
+    """q/k/v and gate/up share one reordered matrix; each module still answers its own product,
+    whichever member is called first, and never a product of an earlier input."""
+    import torch.nn.functional as F
+
+    from hunyuan_webui.engine.cpu import SharedInput
+
+    if not torch.backends.mkldnn.is_available():
+        pytest.fail("this torch build has no oneDNN: the CPU engine's fast path is not tested")
+    model = AutoModelForCausalLM.from_pretrained(demo_dir, dtype=torch.float32).eval()
+    said = tune_linears(model)
+    layer = model.model.layers[0]
+    attn, mlp = layer.self_attn, layer.mlp
+    assert f"{2 * len(model.model.layers)} groups of projections multiplied together" in said
+    assert isinstance(attn.q_proj.shared, SharedInput)
+    assert attn.q_proj.shared is attn.k_proj.shared is attn.v_proj.shared
+    assert mlp.gate_proj.shared is mlp.up_proj.shared is not None
+    assert attn.o_proj.shared is None and mlp.down_proj.shared is None
+
+    gen = torch.Generator().manual_seed(1)
+    x, y = (torch.randn(4, attn.q_proj.in_features, generator=gen) for _ in range(2))
+
+    def want(module, rows):
+        return F.linear(rows, module.weight, module.bias)
+
+    with torch.inference_mode():
+        order = [attn.v_proj, attn.q_proj, attn.k_proj]  # not the order the model uses
+        got = {id(m): m(x) for m in order}
+        for m in order:
+            torch.testing.assert_close(got[id(m)], want(m, x), rtol=1e-4, atol=1e-4)
+        # q on x, then k on y: k must not hand back its column of x's product
+        attn.q_proj(x)
+        torch.testing.assert_close(attn.k_proj(y), want(attn.k_proj, y), rtol=1e-4, atol=1e-4)
+        # the same member twice on one input multiplies again rather than failing
+        torch.testing.assert_close(mlp.up_proj(x), want(mlp.up_proj, x), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(mlp.up_proj(x), want(mlp.up_proj, x), rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(mlp.gate_proj(x), want(mlp.gate_proj, x), rtol=1e-4,
+                                   atol=1e-4)

@@ -10,9 +10,17 @@ benchmark model's weights (one thread, weights read from cache, not registers):
   1.1-1.3x faster at 4-16 rows;
 - longer inputs (prefill): the two are even, so the BLAS.
 
+A decoder layer also multiplies one input by several matrices in a row: the attention's query, key
+and value projections, the MLP's gate and up projections. At a few rows each call costs about as
+much to set up as to compute, so those are multiplied as one matrix (their weights side by side,
+as vLLM's ``qkv_proj`` and ``gate_up_proj`` are) and each module takes its own columns. On the
+benchmark model at 8 rows, a whole decoding step took 0.96x the time with separate calls
+(``python -m benchmarks.cpu_step``; the effect on whole requests: ``python -m benchmarks.bench``).
+
 :func:`tune_linears` stores every ``nn.Linear`` weight transposed (still the same ``[out, in]``
 tensor, a view with swapped strides) and, where oneDNN is available and memory allows a second
-copy, turns the module into a :class:`TunedLinear` that picks the routine per call by row count.
+copy, turns the module into a :class:`TunedLinear` that picks the routine per call by row count;
+siblings named as above share one reordered copy (:class:`SharedInput`).
 Results differ from the default only in float rounding order. Weights an embedding shares (a
 tied ``lm_head``) are left alone: an embedding reads whole rows. ``python -m benchmarks.bench``
 measures the effect on whole requests.
@@ -29,19 +37,71 @@ import torch.nn.functional as F
 log = logging.getLogger(__name__)
 
 PACKED_ROWS = range(2, 33)  # row counts for which the reordered oneDNN weight is used
+# Sibling linears that read the same input, by the names transformers' decoder layers give them.
+SHARED_INPUT = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 # The reordered copies may take at most this share of the memory that is free at load time.
 PACKED_MEMORY_SHARE = 0.25
 
 
-class TunedLinear(torch.nn.Linear):
-    """``nn.Linear`` that multiplies 2-32 rows with a oneDNN-reordered copy of its weight."""
+def _packed_product(x: torch.Tensor, packed: torch.Tensor,
+                    bias: torch.Tensor | None) -> torch.Tensor:
+    return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
-    packed: torch.Tensor
+
+class TunedLinear(torch.nn.Linear):
+    """``nn.Linear`` that multiplies 2-32 rows with a oneDNN-reordered copy of its weight, its
+    own or (``shared``) the one it shares with siblings that read the same input."""
+
+    packed: torch.Tensor | None = None
+    shared: SharedInput | None = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.numel() // x.shape[-1] in PACKED_ROWS and x.dtype == torch.float32:
-            return torch.ops.mkldnn._linear_pointwise(x, self.packed, self.bias, "none", [], "")
+            if self.shared is not None:
+                return self.shared.product(self, x)
+            assert self.packed is not None
+            return _packed_product(x, self.packed, self.bias)
         return F.linear(x, self.weight, self.bias)
+
+
+class SharedInput:
+    """Linears that read one input, multiplied as one matrix.
+
+    The first member called with an input multiplies it by every member's weight at once and keeps
+    the other members' columns; a member then called with that same tensor object gets its columns
+    without a multiply. Any other call (another input, a member asking twice) multiplies again, so
+    the order in which a model calls the members never changes a result. Only the model's one
+    scheduler thread calls it.
+    """
+
+    def __init__(self, members: list[TunedLinear]) -> None:
+        self.members = members
+        self.sizes = [m.out_features for m in members]
+        weight = torch.cat([m.weight.detach() for m in members])
+        self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+        biases = [m.bias for m in members]
+        self.bias = (None if biases[0] is None
+                     else torch.cat([b.detach() for b in biases if b is not None]))
+        self._input: torch.Tensor | None = None
+        self._waiting: dict[int, torch.Tensor] = {}  # id(member) -> its columns of _input
+
+    @staticmethod
+    def fits(members: list[torch.nn.Linear]) -> bool:
+        """Same input width and dtype, and either all with a bias or none."""
+        first = members[0]
+        return all(m.in_features == first.in_features and m.weight.dtype == first.weight.dtype
+                   and (m.bias is None) == (first.bias is None) for m in members)
+
+    def product(self, member: TunedLinear, x: torch.Tensor) -> torch.Tensor:
+        if x is self._input:
+            kept = self._waiting.pop(id(member), None)
+            if kept is not None:
+                return kept
+        columns = _packed_product(x, self.packed, self.bias).split(self.sizes, dim=-1)
+        self._input = x
+        self._waiting = {id(m): c.contiguous() for m, c in zip(self.members, columns)
+                         if m is not member}
+        return columns[self.members.index(member)].contiguous()
 
 
 def tune_linears(model: Any) -> str:
@@ -60,21 +120,41 @@ def tune_linears(model: Any) -> str:
         return (f"{len(linears)} weights stored transposed; no oneDNN copies "
                 f"({size / 2**30:.2f} GiB more than a quarter of the available memory, "
                 f"or that is unknown)")
+    groups = _sibling_groups(model, {id(m) for m in linears})
+    grouped = {id(m) for group in groups for m in group}
     try:
         for module in linears:
-            packed = torch.ops.mkldnn._reorder_linear_weight(module.weight.detach(), None)
             module.__class__ = TunedLinear
-            module.packed = packed
-        _check(linears[0])
+            if id(module) not in grouped:
+                module.packed = torch.ops.mkldnn._reorder_linear_weight(module.weight.detach(), None)
+        for group in groups:
+            shared = SharedInput(group)  # type: ignore[arg-type]
+            for module in group:
+                module.shared = shared
+        for module in linears:
+            _check(module)  # type: ignore[arg-type]
     except (RuntimeError, AttributeError) as exc:  # a torch build without these oneDNN ops
         for module in linears:
-            if isinstance(module, TunedLinear):
-                module.__class__ = torch.nn.Linear
-                del module.packed
+            module.__class__ = torch.nn.Linear
+            module.__dict__.pop("packed", None)
+            module.__dict__.pop("shared", None)
         log.warning("oneDNN weight reordering failed (%s); using the BLAS only", exc)
         return f"{len(linears)} weights stored transposed"
     return (f"{len(linears)} weights stored transposed, with oneDNN copies for "
-            f"{PACKED_ROWS.start}-{PACKED_ROWS.stop - 1} rows (+{size / 2**20:.0f} MiB)")
+            f"{PACKED_ROWS.start}-{PACKED_ROWS.stop - 1} rows (+{size / 2**20:.0f} MiB), "
+            f"{len(groups)} groups of projections multiplied together")
+
+
+def _sibling_groups(model: Any, eligible: set[int]) -> list[list[torch.nn.Linear]]:
+    """Each module's children named as one of :data:`SHARED_INPUT`, where all are eligible."""
+    groups = []
+    for parent in model.modules():
+        for names in SHARED_INPUT:
+            members = [getattr(parent, name, None) for name in names]
+            if all(isinstance(m, torch.nn.Linear) and id(m) in eligible for m in members) \
+                    and SharedInput.fits(members):  # type: ignore[arg-type]
+                groups.append(members)
+    return groups  # type: ignore[return-value]
 
 
 def _check(module: TunedLinear) -> None:
