@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any, Protocol, TypeVar
 
 from hunyuan_webui import modes
@@ -163,7 +163,8 @@ class Running(Protocol[U]):
     def cancel(self) -> None: ...
 
 
-async def batched_updates(job: Running[U], every: float = 0.0) -> AsyncIterator[list[U]]:
+async def batched_updates(job: Running[U], every: float | Callable[[], float] = 0.0
+                          ) -> AsyncIterator[list[U]]:
     """A job's updates, read by one worker thread for the whole request and handed to the event
     loop in batches (all that arrived since the last read); the job is cancelled if the reader
     goes away. One thread per stream rather than a thread-pool hop per token: the hop measured
@@ -171,7 +172,8 @@ async def batched_updates(job: Running[U], every: float = 0.0) -> AsyncIterator[
 
     ``every`` > 0 paces the batches: after one is taken, the next comes no sooner than ``every``
     seconds after it (the first and the last are never held back), so a reader that pays per
-    message (Gradio's page protocol) pays per redraw rather than per decoding step."""
+    message (Gradio's page protocol) pays per redraw rather than per decoding step. A callable
+    ``every`` is asked again before each wait (the page's pace depends on how many stream)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -207,7 +209,8 @@ async def batched_updates(job: Running[U], every: float = 0.0) -> AsyncIterator[
                 updates.append(item)
             taken = loop.time()
             yield updates
-            if every > 0 and getattr(updates[-1], "result", None) is None:
-                await asyncio.sleep(every - (loop.time() - taken))
+            pause = every() if callable(every) else every
+            if pause > 0 and getattr(updates[-1], "result", None) is None:
+                await asyncio.sleep(pause - (loop.time() - taken))
     finally:
         job.cancel()

@@ -61,9 +61,14 @@ from hunyuan_webui.web.page.wording import (
 HISTORY_LIMIT = 50
 STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
 # The page's text is redrawn at most this often while it streams (the first words at once): each
-# redraw costs the web server a Gradio message (a diff, JSON, an SSE event), and on a 2-core machine
-# that CPU is taken from decoding. 20 per second still reads as a continuous stream.
-PAGE_REDRAW_S = 0.05
+# redraw costs the web server a Gradio message (a diff, JSON, an SSE event through every
+# middleware), and on a 2-core machine that CPU is taken from decoding. 20 per second still reads
+# as a continuous stream. The web server's redraws are a budget shared by every page that streams:
+# with more than PAGE_REDRAWS_PER_S / 20 of them, each is redrawn less often (at 8: 5 per second),
+# never less than every PAGE_REDRAW_MAX_S. (py-spy on the web process at 8 clients, 20 redraws
+# per second each: a third of a core, nearly all of it per message; docs/PERFORMANCE.md.)
+PAGE_REDRAW_S, PAGE_REDRAW_MAX_S = 0.05, 0.25
+PAGE_REDRAWS_PER_S = 40
 # The listeners a visitor's input reaches: errors in them become readable messages (ui_errors).
 LISTENERS = ("api_translate", "translate", "translate_document", "document_columns",
              "load_glossary", "swap", "restore", "export_history", "translate_swapped",
@@ -100,6 +105,7 @@ class TranslatorUI(FileListeners):
                                            ttl=translator.settings.files_ttl)
         self.redact = Redactor.for_translator(translator)
         self.live = LiveRule(translator)  # translate as you type: on by default? (live.py)
+        self.streaming = 0  # the page's streams now (on the event loop only): the redraw budget
         for name in LISTENERS:
             setattr(self, name, friendly(getattr(self, name), self.redact.text))
 
@@ -228,13 +234,19 @@ class TranslatorUI(FileListeners):
         batches paced for the page: the last update of each. Async, so Gradio runs it on its
         event loop instead of one thread-pool hop per token."""
         text = None
+        self.streaming += 1
         try:
             text = await LongText.open(self.translator, request)
-            async for updates in text.updates(every=PAGE_REDRAW_S):
+            async for updates in text.updates(every=self.redraw_every):
                 yield updates[-1]
         finally:  # also when Gradio cancels this generator (Stop button, closed tab)
+            self.streaming -= 1
             if text is not None:
                 text.cancel()
+
+    def redraw_every(self) -> float:
+        """Seconds between two redraws of one streaming page, now (the budget above)."""
+        return min(PAGE_REDRAW_MAX_S, max(PAGE_REDRAW_S, self.streaming / PAGE_REDRAWS_PER_S))
 
     @staticmethod
     def _instructions(text: str | None) -> tuple[str, ...]:
