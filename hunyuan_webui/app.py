@@ -52,6 +52,7 @@ from hunyuan_webui.web.guards.visitor_files import (
 )
 from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
+from hunyuan_webui.web.page.events import skip_absent_matplotlib
 from hunyuan_webui.web.page.layout import build_ui
 from hunyuan_webui.web.page.text import I18N
 from hunyuan_webui.web.protocols import PROTOCOLS
@@ -192,6 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = choice.settings
         (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)
         check_hardware(settings)
+        skip_absent_matplotlib()
         app = create_app(settings, banner=choice.banner)
         server = Server(app, settings).start()
     except TranslatorError as exc:
