@@ -1,0 +1,131 @@
+"""One decoding step of our PyTorch engine on a CPU, with and without the shared projections.
+
+:mod:`hunyuan_webui.engine.cpu` multiplies a decoder layer's q/k/v projections as one matrix, and
+its gate/up projections as another (:class:`~hunyuan_webui.engine.cpu.SharedInput`). This loads
+the bench checkpoint as the app does, reads ``--batch`` prompts, and times decoding steps with
+the shared matrices and with each projection's own reordered copy, alternating step by step in
+one process so that both see the same machine (it is shared and noisy: ratios, not times). It
+also reports how many multiplies a step makes in each arrangement.
+
+    python -m benchmarks.cpu_step                      # builds the bench checkpoint in a temp dir
+    python -m benchmarks.cpu_step --model-dir /tmp/bench-cpu --doc docs/PERFORMANCE.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks.report import cpu_model, update_doc
+
+DOC_START, DOC_END = "<!-- bench-cpu-step:start -->", "<!-- bench-cpu-step:end -->"
+ARRANGEMENTS = ("shared", "separate")
+
+
+class Arrangement:
+    """Switches every grouped projection of a tuned model between its shared matrix and a
+    reordered copy of its own."""
+
+    def __init__(self, model: Any) -> None:
+        import torch
+
+        from hunyuan_webui.engine.cpu import TunedLinear
+
+        self.grouped = [(m, m.shared) for m in model.modules()
+                        if isinstance(m, TunedLinear) and m.shared is not None]
+        self.tuned = sum(isinstance(m, TunedLinear) for m in model.modules())
+        for module, _ in self.grouped:
+            module.packed = torch.ops.mkldnn._reorder_linear_weight(module.weight.detach(), None)
+
+    def use(self, name: str) -> None:
+        for module, shared in self.grouped:
+            module.shared = shared if name == "shared" else None
+
+    def multiplies(self, name: str) -> int:
+        groups = {id(shared) for _, shared in self.grouped}
+        return self.tuned - (len(self.grouped) - len(groups) if name == "shared" else 0)
+
+
+def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
+    import torch
+
+    from hunyuan_webui import models
+    from hunyuan_webui.engine import loader
+    from hunyuan_webui.engine.batch import Batch, Prefill, Row
+    from hunyuan_webui.engine.kvcache import growing_cache
+
+    loaded = loader.load(models.resolve(model_dir))
+    arrangement = Arrangement(loaded.model)
+    if not arrangement.grouped:
+        raise SystemExit("no shared projections here (no oneDNN, or not an fp32 CPU model)")
+    vocab = loaded.model.config.vocab_size
+    rows = [Row(None, [(7 * i + j) % vocab for j in range(120)], steps, None, None)  # type: ignore[arg-type]
+            for i in range(batch)]
+    group = Prefill.start(rows, 0, loaded.device, growing_cache(loaded.model.config))
+    times: dict[str, list[float]] = {name: [] for name in ARRANGEMENTS}
+    with torch.inference_mode():
+        logits = group.read(loaded.model, 1 << 20)
+        assert logits is not None
+        running = Batch()
+        running.merge(group, logits.argmax(-1), torch.zeros(batch, vocab, dtype=torch.bool))
+        for step in range(2 * steps):
+            name = ARRANGEMENTS[step % 2]
+            arrangement.use(name)
+            started = time.perf_counter()
+            out = loaded.model(**running.step_inputs())
+            running.next = out.logits[:, -1, :].argmax(-1)
+            times[name].append(time.perf_counter() - started)
+    skip = steps // 5  # the first steps warm the caches
+    return {"batch": batch, "steps": steps, "threads": torch.get_num_threads(),
+            "ms": {name: statistics.median(t[skip:]) * 1000 for name, t in times.items()},
+            "multiplies": {name: arrangement.multiplies(name) for name in ARRANGEMENTS}}
+
+
+def table(result: dict[str, Any], command: str) -> str:
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    shared = result["ms"]["shared"]
+    lines = [f"Command: `{command}`", "",
+             f"Run {when} on {cpu_model()}, {result['threads']} threads; {result['batch']} rows, "
+             f"{result['steps']} steps of each arrangement, alternating.", "",
+             "| projections | multiplies per step | step p50 ms | / shared |",
+             "|---|---:|---:|---:|"]
+    for name in ARRANGEMENTS:
+        ms = result["ms"][name]
+        lines.append(f"| {name} | {result['multiplies'][name]} | {ms:.2f} | {ms / shared:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", help="the bench checkpoint (default: build one)")
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--steps", type=int, default=200, help="steps of each arrangement")
+    parser.add_argument("--doc", help="write the table between this Markdown file's markers")
+    args = parser.parse_args(argv)
+    command = "python -m benchmarks.cpu_step " + " ".join(argv or sys.argv[1:])
+    from hunyuan_webui.engine.threads import let_idle_threads_sleep
+
+    let_idle_threads_sleep()  # as the app's engine process: before torch loads
+    with tempfile.TemporaryDirectory() as tmp:
+        model_dir = args.model_dir
+        if model_dir is None:
+            from benchmarks.peers import build_checkpoint
+
+            model_dir = str(build_checkpoint(Path(tmp) / "bench-cpu"))
+        result = measure(model_dir, args.batch, args.steps)
+    text = table(result, command.strip())
+    print(text)
+    if args.doc:
+        update_doc(Path(args.doc), text, DOC_START, DOC_END)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
