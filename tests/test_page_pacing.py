@@ -61,3 +61,35 @@ def test_the_app_process_does_not_search_for_an_absent_matplotlib_on_every_event
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() in ("absent", "imported"), out.stdout
+
+
+def test_a_paced_reader_gets_the_end_as_soon_as_it_comes():
+    """A page paced at one redraw a second still sees its translation finish when the model
+    finishes (here after ~0.3 s), not at the next redraw."""
+    import asyncio
+    import time
+
+    from hunyuan_webui import models
+    from hunyuan_webui.cache import PhraseCache
+    from hunyuan_webui.service import LongText, TranslationRequest, Translator
+    from hunyuan_webui.settings import Settings
+
+    translator = Translator(TypingEngine(delay=0.01), models.resolve("tencent/Hunyuan-MT-7B"),
+                            Settings(), cache=PhraseCache(size=10))
+    request = TranslationRequest(text="Good morning, dear friends.", source_lang="en",
+                                 target_lang="de")
+
+    async def read() -> tuple[float, list[int], str]:
+        started = time.monotonic()
+        text = await LongText.open(translator, request)
+        sizes, last = [], None
+        async for batch in text.updates(every=1.0):
+            sizes.append(len(batch))
+            last = batch[-1]
+        assert last is not None and last.result is not None
+        return time.monotonic() - started, sizes, last.result.text
+
+    took, sizes, done = asyncio.run(read())
+    assert done == "GOOD MORNING, DEAR FRIENDS."
+    assert len(sizes) == 2, sizes  # the first words at once, then everything else in one batch
+    assert took < 0.8, took  # the typing takes ~0.3 s; the next redraw would have been at 1 s

@@ -11,6 +11,7 @@ strategy (:mod:`hunyuan_webui.service.strategy`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -160,18 +161,30 @@ class _Mailbox:
     def __init__(self, loop: asyncio.AbstractEventLoop, gone: Callable[[], None]) -> None:
         self.loop, self.gone = loop, gone  # gone: called when the loop has closed
         self.ready = asyncio.Event()  # set, on the loop, when ``items`` has something
+        self.ending = asyncio.Event()  # set, on the loop, once the last item has been put
         self.lock = threading.Lock()
         self.items: list[Any] = []
 
-    def put(self, item: Any) -> None:
+    def put(self, item: Any, last: bool = False) -> None:
         with self.lock:
             self.items.append(item)
             first = len(self.items) == 1
-        if first:
+        if first or last:
             try:
-                self.loop.call_soon_threadsafe(self.ready.set)
+                self.loop.call_soon_threadsafe(self._wake, last)
             except RuntimeError:  # the event loop is gone: nobody is reading any more
                 self.gone()
+
+    def _wake(self, last: bool) -> None:
+        self.ready.set()
+        if last:
+            self.ending.set()
+
+    async def pause(self, seconds: float) -> None:
+        """Wait ``seconds``, or less if the last item comes meanwhile."""
+        if seconds > 0 and not self.ending.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.ending.wait(), seconds)
 
     async def take(self) -> list[Any]:
         """Everything put so far (at least one item), once there is something."""
@@ -186,6 +199,9 @@ class _Mailbox:
 # A read of a job that took longer than this waited for the model, rather than taking what had
 # already come: the moment a paced reader lets the next pieces gather (batched_updates).
 WAITED_S = 0.002
+# The longest a paced reader's thread lets pieces gather before reading again: the end of a stream
+# waits no longer than this to be read (the reader itself is woken by the end at once).
+GATHER_S = 0.05
 U = TypeVar("U", covariant=True)
 
 
@@ -207,11 +223,11 @@ async def batched_updates(job: Running[U], every: float | Callable[[], float] = 
     not once per update.
 
     ``every`` > 0 paces the batches: after one is taken, the next comes no sooner than ``every``
-    seconds after it (the first and the last are never held back), so a reader that pays per
-    message (Gradio's page protocol) pays per redraw rather than per decoding step. The worker
-    thread keeps the same pace: once a piece it had to wait for has come, it lets the next ones
-    gather for ``every`` seconds instead of waking for each. A callable ``every`` is asked again
-    each time (the page's pace depends on how many pages stream)."""
+    seconds after it, except the last, which ends the wait as soon as it has been read; so a
+    reader that pays per message (Gradio's page protocol) pays per redraw rather than per
+    decoding step. The worker thread keeps a pace too: once a piece it had to wait for has come,
+    it lets the next ones gather (up to :data:`GATHER_S`) instead of waking for each. A callable
+    ``every`` is asked again each time (the page's pace depends on how many pages stream)."""
     loop = asyncio.get_running_loop()
     mailbox = _Mailbox(loop, job.cancel)
 
@@ -223,15 +239,16 @@ async def batched_updates(job: Running[U], every: float | Callable[[], float] = 
             asked = time.monotonic()
             for update in job:
                 waited = time.monotonic() - asked > WAITED_S
-                mailbox.put(update)
+                last = getattr(update, "result", None) is not None
+                mailbox.put(update, last)
                 pause = pace()
-                if pause > 0 and waited and getattr(update, "result", None) is None:
-                    time.sleep(pause)  # the next pieces gather meanwhile
+                if pause > 0 and waited and not last:
+                    time.sleep(min(pause, GATHER_S))  # the next pieces gather meanwhile
                 asked = time.monotonic()
         except BaseException as exc:  # handed to the reader, which raises it in its own context
-            mailbox.put(exc)
+            mailbox.put(exc, last=True)
         finally:
-            mailbox.put(_DONE)
+            mailbox.put(_DONE, last=True)
 
     threading.Thread(target=produce, name="hymt-job-reader", daemon=True).start()
     try:
@@ -249,6 +266,6 @@ async def batched_updates(job: Running[U], every: float | Callable[[], float] = 
             yield updates
             pause = pace()
             if pause > 0 and getattr(updates[-1], "result", None) is None:
-                await asyncio.sleep(pause - (loop.time() - taken))
+                await mailbox.pause(pause - (loop.time() - taken))
     finally:
         job.cancel()
