@@ -360,6 +360,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sequential", action="store_true",
                         help="one server at a time instead of interleaved rounds (default on GPU: "
                              "several 7B servers do not fit together)")
+    parser.add_argument("--interleave", action="store_true",
+                        help="all servers up at once, rounds alternating between them, also at "
+                             "--defaults (there one at a time is the default): an A/B that a "
+                             "noisy machine's drift hits alike")
     parser.add_argument("--threads", type=int,
                         help="torch/OpenMP threads for every system (default: library default)")
     parser.add_argument("--defaults", action="store_true",
@@ -401,8 +405,8 @@ def config_from(args: argparse.Namespace, model_dir: str) -> Config:
                   per_client=args.requests_per_client,
                   min_requests=3 if args.quick else args.min_requests, systems=systems,
                   device=resolve_device(args.device),
-                  interleave=not (args.sequential or args.defaults)
-                  and resolve_device(args.device) == "cpu",
+                  interleave=args.interleave or (not (args.sequential or args.defaults)
+                                                 and resolve_device(args.device) == "cpu"),
                   timeout=args.timeout, threads=args.threads, defaults=args.defaults,
                   cb_memory=args.cb_memory_share)
 

@@ -159,8 +159,10 @@ def condition_text(settings: dict[str, Any]) -> str:
         share = settings.get("cb_memory")
         cache = (f"its paged cache capped at {share:g} of free memory (`--cb-max-memory-percent`)"
                  if share else "its paged cache at its own size")
+        together = ("all up at once, rounds alternating between them" if settings.get("interleave")
+                    else "each measured alone")
         return ("every system at its own defaults (threads, batch and queue sizes; "
-                f"`transformers serve --continuous-batching` with {cache}), each measured alone.")
+                f"`transformers serve --continuous-batching` with {cache}), {together}.")
     threads = settings.get("threads")
     return (f"every system on {threads} thread(s), the app with the benchmark's batch and queue "
             "sizes." if threads else "every system on its library's default threads.")

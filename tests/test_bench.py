@@ -100,6 +100,21 @@ def test_transformers_serve_runs_at_its_own_defaults_in_the_defaults_condition()
     assert "its paged cache at its own size" in bench_report.condition_text({"defaults": True})
 
 
+def test_the_defaults_condition_measures_one_server_at_a_time_unless_told_to_interleave() -> None:
+    """At --defaults each system is measured alone; --interleave makes it an A/B whose rounds
+    alternate, and the report says which it was."""
+    from benchmarks import bench
+
+    def config(*flags: str):
+        return bench.config_from(bench.build_parser().parse_args(["--defaults", *flags]), "/m")
+
+    assert not config().interleave
+    assert config("--interleave").interleave
+    assert bench_report.condition_text({"defaults": True}).endswith("each measured alone.")
+    assert bench_report.condition_text({"defaults": True, "interleave": True}).endswith(
+        "all up at once, rounds alternating between them.")
+
+
 def test_defaults_and_threads_do_not_go_together() -> None:
     done = run_bench("--defaults", "--threads", "1", timeout=60)
     assert done.returncode != 0 and "leave out --threads" in done.stderr
