@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import cpu_model, update_doc
+from benchmarks.report import cpu_model, publish
 
 DOC_START, DOC_END = "<!-- bench-cpu-step:start -->", "<!-- bench-cpu-step:end -->"
 ARRANGEMENTS = ("shared", "separate")
@@ -120,10 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             model_dir = str(build_checkpoint(Path(tmp) / "bench-cpu"))
         result = measure(model_dir, args.batch, args.steps)
-    text = table(result, command.strip())
-    print(text)
-    if args.doc:
-        update_doc(Path(args.doc), text, DOC_START, DOC_END)
+    publish(table(result, command.strip()), args.doc, DOC_START, DOC_END)
     return 0
 
 

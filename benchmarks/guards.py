@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchmarks.report import update_doc
+from benchmarks.report import publish
 from hunyuan_webui import models
 from hunyuan_webui.demo.model import ensure_demo_model
 from hunyuan_webui.demo.phrases import load_phrases
@@ -132,10 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--doc", default="", help="write the table into this file's markers")
     args = parser.parse_args(argv)
     model = args.model or str(ensure_demo_model())
-    text = table(measure(model, args.rounds, args.repeat), model)
-    print(text)
-    if args.doc:
-        update_doc(Path(args.doc), text, DOC_START, DOC_END)
+    publish(table(measure(model, args.rounds, args.repeat), model), args.doc, DOC_START, DOC_END)
     return 0
 
 

@@ -225,6 +225,13 @@ def update_doc(path: Path, block: str, start: str = DOC_START, end: str = DOC_EN
     path.write_text(text, encoding="utf-8")
 
 
+def publish(text: str, doc: str | None, start: str, end: str) -> None:
+    """Print a benchmark's table and, given a Markdown file, write it between its markers."""
+    print(text)
+    if doc:
+        update_doc(Path(doc), text, start, end)
+
+
 def cpu_model() -> str:
     """The CPU's model name (Linux), so that runs on different machines are told apart."""
     try:
