@@ -198,3 +198,22 @@ def test_first_text_compares_the_page_protocol_with_the_json_api(capsys) -> None
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")][1:]
     assert [row.split(" | ")[0][2:] for row in rows] == ["gradio", "api card", "api greedy"]
     assert all(row.split(" | ")[1] == "2" for row in rows), rows
+
+
+def test_the_step_benchmark_times_shared_and_separate_projections(demo_dir: str,
+                                                                   tmp_path: Path) -> None:
+    """``python -m benchmarks.cpu_step`` on the demo model: both arrangements, each layer's five
+    grouped projections counted as two multiplies in one and five in the other."""
+    from transformers import AutoConfig
+
+    doc = tmp_path / "PERF.md"
+    done = subprocess.run([sys.executable, "-m", "benchmarks.cpu_step", "--model-dir", demo_dir,
+                           "--steps", "4", "--doc", str(doc)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    layers = AutoConfig.from_pretrained(demo_dir).num_hidden_layers
+    rows = {line.split("|")[1].strip(): line.split("|")[2].strip()
+            for line in doc.read_text().splitlines() if line.startswith("| s")}
+    assert set(rows) == {"shared", "separate"}, rows
+    assert int(rows["separate"]) - int(rows["shared"]) == 3 * layers
+    assert "<!-- bench-cpu-step:start -->" in doc.read_text()
