@@ -196,6 +196,8 @@ class _Mailbox:
                 self.items.clear()
             if items:
                 return items
+
+
 # A read of a job that took longer than this waited for the model, rather than taking what had
 # already come: the moment a paced reader lets the next pieces gather (batched_updates).
 WAITED_S = 0.002
