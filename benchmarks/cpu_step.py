@@ -1,11 +1,17 @@
-"""One decoding step of our PyTorch engine on a CPU, with and without the shared projections.
+"""One decoding step of our PyTorch engine on a CPU, three ways.
 
 :mod:`hunyuan_webui.engine.cpu` multiplies a decoder layer's q/k/v projections as one matrix, and
-its gate/up projections as another (:class:`~hunyuan_webui.engine.cpu.SharedInput`). This loads
-the bench checkpoint as the app does, reads ``--batch`` prompts, and times decoding steps with
-the shared matrices and with each projection's own reordered copy, alternating step by step in
-one process so that both see the same machine (it is shared and noisy: ratios, not times). It
-also reports how many multiplies a step makes in each arrangement.
+its gate/up projections as another (:class:`~hunyuan_webui.engine.cpu.SharedInput`), and
+:mod:`hunyuan_webui.engine.decode` computes a batched step without transformers' per-call
+machinery. This loads the bench checkpoint as the app does, reads ``--batch`` prompts, and times
+decoding steps in three arrangements, alternating step by step in one process so that all see the
+same machine (it is shared and noisy: ratios, not times):
+
+- ``direct``: the app's step (:class:`~hunyuan_webui.engine.decode.DecodeStep`);
+- ``shared``: the model's own ``forward``, with the shared matrices;
+- ``separate``: the model's own ``forward``, each projection with its own reordered copy.
+
+It also reports how many multiplies a step makes in each.
 
     python -m benchmarks.cpu_step                      # builds the bench checkpoint in a temp dir
     python -m benchmarks.cpu_step --model-dir /tmp/bench-cpu --doc docs/PERFORMANCE.md
@@ -26,7 +32,10 @@ from typing import Any
 from benchmarks.report import cpu_model, publish
 
 DOC_START, DOC_END = "<!-- bench-cpu-step:start -->", "<!-- bench-cpu-step:end -->"
-ARRANGEMENTS = ("shared", "separate")
+ARRANGEMENTS = ("direct", "shared", "separate")
+DESCRIBED = {"direct": "the app's direct step, shared projections",
+             "shared": "the model's forward, shared projections",
+             "separate": "the model's forward, a matrix per projection"}
 
 
 class Arrangement:
@@ -46,11 +55,11 @@ class Arrangement:
 
     def use(self, name: str) -> None:
         for module, shared in self.grouped:
-            module.shared = shared if name == "shared" else None
+            module.shared = None if name == "separate" else shared
 
     def multiplies(self, name: str) -> int:
         groups = {id(shared) for _, shared in self.grouped}
-        return self.tuned - (len(self.grouped) - len(groups) if name == "shared" else 0)
+        return self.tuned - (0 if name == "separate" else len(self.grouped) - len(groups))
 
 
 def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
@@ -63,8 +72,12 @@ def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
 
     loaded = loader.load(models.resolve(model_dir))
     arrangement = Arrangement(loaded.model)
-    if not arrangement.grouped:
-        raise SystemExit("no shared projections here (no oneDNN, or not an fp32 CPU model)")
+    if not arrangement.grouped or loaded.decode is None:
+        raise SystemExit("no shared projections or direct step here (no oneDNN, or not an fp32 "
+                         "Hunyuan dense model on a CPU)")
+    steppers = {"direct": loaded.next_logits,
+                "shared": lambda inputs: loaded.model(**inputs).logits[:, -1, :]}
+    steppers["separate"] = steppers["shared"]
     vocab = loaded.model.config.vocab_size
     rows = [Row(None, [(7 * i + j) % vocab for j in range(120)], steps, None, None)  # type: ignore[arg-type]
             for i in range(batch)]
@@ -75,12 +88,11 @@ def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
         assert logits is not None
         running = Batch()
         running.merge(group, logits.argmax(-1), torch.zeros(batch, vocab, dtype=torch.bool))
-        for step in range(2 * steps):
-            name = ARRANGEMENTS[step % 2]
+        for step in range(len(ARRANGEMENTS) * steps):
+            name = ARRANGEMENTS[step % len(ARRANGEMENTS)]
             arrangement.use(name)
             started = time.perf_counter()
-            out = loaded.model(**running.step_inputs())
-            running.next = out.logits[:, -1, :].argmax(-1)
+            running.next = steppers[name](running.step_inputs()).argmax(-1)
             times[name].append(time.perf_counter() - started)
     skip = steps // 5  # the first steps warm the caches
     return {"batch": batch, "steps": steps, "threads": torch.get_num_threads(),
@@ -90,15 +102,16 @@ def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
 
 def table(result: dict[str, Any], command: str) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    shared = result["ms"]["shared"]
+    direct = result["ms"]["direct"]
     lines = [f"Command: `{command}`", "",
              f"Run {when} on {cpu_model()}, {result['threads']} threads; {result['batch']} rows, "
              f"{result['steps']} steps of each arrangement, alternating.", "",
-             "| projections | multiplies per step | step p50 ms | / shared |",
-             "|---|---:|---:|---:|"]
+             "| step | what computes it | multiplies per step | step p50 ms | / direct |",
+             "|---|---|---:|---:|---:|"]
     for name in ARRANGEMENTS:
         ms = result["ms"][name]
-        lines.append(f"| {name} | {result['multiplies'][name]} | {ms:.2f} | {ms / shared:.2f} |")
+        lines.append(f"| {name} | {DESCRIBED[name]} | {result['multiplies'][name]} | {ms:.2f} "
+                     f"| {ms / direct:.2f} |")
     return "\n".join(lines)
 
 

@@ -200,10 +200,10 @@ def test_first_text_compares_the_page_protocol_with_the_json_api(capsys) -> None
     assert all(row.split(" | ")[1] == "2" for row in rows), rows
 
 
-def test_the_step_benchmark_times_shared_and_separate_projections(demo_dir: str,
-                                                                   tmp_path: Path) -> None:
-    """``python -m benchmarks.cpu_step`` on the demo model: both arrangements, each layer's five
-    grouped projections counted as two multiplies in one and five in the other."""
+def test_the_step_benchmark_times_the_direct_step_and_both_projection_layouts(
+        demo_dir: str, tmp_path: Path) -> None:
+    """``python -m benchmarks.cpu_step`` on the demo model: all three arrangements, each layer's
+    five grouped projections counted as two multiplies where they are shared, five where not."""
     from transformers import AutoConfig
 
     doc = tmp_path / "PERF.md"
@@ -212,8 +212,10 @@ def test_the_step_benchmark_times_shared_and_separate_projections(demo_dir: str,
                           text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
     layers = AutoConfig.from_pretrained(demo_dir).num_hidden_layers
-    rows = {line.split("|")[1].strip(): line.split("|")[2].strip()
-            for line in doc.read_text().splitlines() if line.startswith("| s")}
-    assert set(rows) == {"shared", "separate"}, rows
-    assert int(rows["separate"]) - int(rows["shared"]) == 3 * layers
+    cells = [[cell.strip() for cell in line.split("|")[1:-1]]
+             for line in doc.read_text().splitlines() if line.startswith(("| s", "| d"))]
+    multiplies = {row[0]: int(row[2]) for row in cells}
+    assert set(multiplies) == {"direct", "shared", "separate"}, cells
+    assert multiplies["direct"] == multiplies["shared"]
+    assert multiplies["separate"] - multiplies["shared"] == 3 * layers
     assert "<!-- bench-cpu-step:start -->" in doc.read_text()

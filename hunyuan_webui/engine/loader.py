@@ -17,6 +17,7 @@ import torch
 
 from hunyuan_webui.core.spec import ModelSpec, check_in_process, estimate_weight_gib
 from hunyuan_webui.engine.cpu import tune_linears
+from hunyuan_webui.engine.decode import DecodeStep, decode_step
 from hunyuan_webui.errors import ModelLoadError
 
 __all__ = ["LoadedModel", "estimate_weight_gib", "load", "pick_device", "resolve_dtype"]
@@ -34,6 +35,15 @@ class LoadedModel:
     dtype: str  # what was actually used: bf16, fp16, fp32, int8, int4, fp8, gptq-int4
     compute_dtype: torch.dtype
     eos_token_ids: frozenset[int]
+    # A batched decoding step without transformers' per-call machinery, where it is exact
+    # (:mod:`hunyuan_webui.engine.decode`); None: the model's forward decodes.
+    decode: DecodeStep | None = None
+
+    def next_logits(self, inputs: dict[str, Any]) -> torch.Tensor:
+        """The logits ``[rows, vocab]`` of one decoding step (``Batch.step_inputs()``)."""
+        if self.decode is not None:
+            return self.decode(inputs)[:, -1, :]
+        return self.model(**inputs).logits[:, -1, :]
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -179,10 +189,20 @@ def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedMo
     if quant is None and "device_map" not in kwargs:
         model.to(dev)
     model.eval()
-    if dev.type == "cpu" and quant is None and compute == torch.float32:
-        log.info("CPU matrix multiplies: %s", tune_linears(model))
+    fp32_cpu = dev.type == "cpu" and quant is None and compute == torch.float32
+    decode = _tune_for_cpu(model) if fp32_cpu else None
     return LoadedModel(model=model, tokenizer=tokenizer, device=_input_device(model, dev),
-                       dtype=name, compute_dtype=compute, eos_token_ids=_eos_ids(model, tokenizer))
+                       dtype=name, compute_dtype=compute, eos_token_ids=_eos_ids(model, tokenizer),
+                       decode=decode)
+
+
+def _tune_for_cpu(model: Any) -> DecodeStep | None:
+    """fp32 on a CPU: the faster multiplies, and the direct decoding step where it is exact."""
+    log.info("CPU matrix multiplies: %s", tune_linears(model))
+    decode = decode_step(model)
+    log.info("batched decoding steps: %s", "direct (checked equal to the model's forward)"
+             if decode is not None else "the model's forward")
+    return decode
 
 
 def _input_device(model: Any, fallback: torch.device) -> torch.device:

@@ -207,8 +207,7 @@ class LocalEngine(BatchingEngine):
 
     def _decode_step(self) -> None:
         batch = self._batch
-        out = self._require_loaded().model(**batch.step_inputs())
-        logits = out.logits[:, -1, :].float()
+        logits = self._require_loaded().next_logits(batch.step_inputs()).float()
         self.steps += 1
         assert batch.seen is not None and batch.mask is not None
         tokens = self._choose(batch.rows, logits, batch.seen)

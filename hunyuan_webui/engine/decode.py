@@ -1,0 +1,191 @@
+"""One batched decoding step of a Hunyuan dense model on a CPU, without transformers' per-call
+machinery, for the same logits bit for bit.
+
+A decoding step at a few rows is small work spread over many calls: for each of the model's layers
+transformers' ``forward`` goes through its decorators, keyword plumbing, mask building and
+attention dispatch, and computes the rotary embedding and the q/k norms twice, once for the
+queries and once for the keys. On the benchmark model at 8 rows that machinery was about a sixth
+of the step. :class:`DecodeStep` computes the same step directly from the model's own modules and
+weights:
+
+- q, k and v come from one multiply (the shared oneDNN matrix of
+  :class:`~hunyuan_webui.engine.cpu.SharedInput`) and are read as views of its output, and so are
+  gate and up;
+- the rotary embedding and the q/k norms run once over the query and key heads together (the same
+  elementwise arithmetic, per head);
+- the attention is the call transformers' ``sdpa`` makes for one query token: with the padding
+  mask it builds, the query heads packed per key head; where no row is padded, no mask and SDPA's
+  own grouped heads.
+
+Everything else is the model's own modules (embedding, norms, o/down projections, ``lm_head``,
+the rotary embedding, the cache's ``update``). It is used only where it is exact: at load,
+:func:`decode_step` runs a padded batch through both and keeps this step only if the logits are
+equal, so a transformers release that changes the model's arithmetic turns it off rather than
+changing an answer. Steps with 1 row or more than 32 (which the shared matrix does not serve) and
+everything that is not a fp32 ``HunYuanDenseV1ForCausalLM`` on a CPU go through the model's own
+``forward``. ``python -m benchmarks.cpu_step`` measures the difference.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from hunyuan_webui.engine.cpu import PACKED_ROWS, SharedInput, TunedLinear, _packed_product
+
+log = logging.getLogger(__name__)
+
+ARCHITECTURE = "HunYuanDenseV1ForCausalLM"
+
+
+class _Layer:
+    """What one decoder layer's step reads, gathered once."""
+
+    def __init__(self, layer: Any, heads: int, kv_heads: int) -> None:
+        attn, mlp = layer.self_attn, layer.mlp
+        self.layer, self.attn, self.mlp = layer, attn, mlp
+        self.qkv: SharedInput = attn.q_proj.shared
+        self.gate_up: SharedInput = mlp.gate_proj.shared
+        dim = attn.head_dim
+        q_norm, k_norm = attn.query_layernorm, attn.key_layernorm
+        # One weight row per head, query heads then key heads: [heads + kv_heads, 1, dim].
+        self.qk_norm = torch.cat([q_norm.weight.detach().expand(heads, dim),
+                                  k_norm.weight.detach().expand(kv_heads, dim)])[:, None, :]
+        self.eps = q_norm.variance_epsilon
+
+
+class DecodeStep:
+    """The next-token logits ``[rows, 1, vocab]`` of a batched decoding step, from the inputs
+    :meth:`~hunyuan_webui.engine.batch.Batch.step_inputs` gives the model."""
+
+    def __init__(self, model: Any) -> None:
+        config = model.config
+        self.model = model
+        self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
+        self.head_dim = model.model.layers[0].self_attn.head_dim
+        self.layers = [_Layer(layer, self.heads, self.kv_heads)
+                       for layer in model.model.layers[: config.num_hidden_layers]]
+
+    def __call__(self, inputs: dict[str, Any]) -> torch.Tensor:
+        ids: torch.Tensor = inputs["input_ids"]
+        if ids.shape[1] != 1 or ids.shape[0] not in PACKED_ROWS:
+            return self.model(**inputs).logits
+        core = self.model.model
+        x = core.embed_tokens(ids)
+        cos, sin = core.rotary_emb(x, position_ids=inputs["position_ids"])
+        rotary = (cos.unsqueeze(1), sin.unsqueeze(1))
+        padding: torch.Tensor = inputs["attention_mask"]
+        mask = None if bool(padding.all()) else padding.bool()[:, None, None, :]
+        cache = inputs["past_key_values"]
+        for layer in self.layers:
+            x = self._layer(layer, x, rotary, mask, cache)
+        return self.model.lm_head(core.norm(x))
+
+    def _layer(self, layer: _Layer, x: torch.Tensor, rotary: tuple[torch.Tensor, torch.Tensor],
+               mask: torch.Tensor | None, cache: Any) -> torch.Tensor:
+        rows, heads, kv_heads, dim = x.shape[0], self.heads, self.kv_heads, self.head_dim
+        attn = layer.attn
+        qkv = _packed_product(layer.layer.input_layernorm(x), layer.qkv.packed, layer.qkv.bias)
+        split = (heads + kv_heads) * dim
+        qk = qkv[..., :split].view(rows, 1, heads + kv_heads, dim).transpose(1, 2)
+        qk = _rms_norm(_rotate(qk, *rotary), layer.qk_norm, layer.eps)
+        value = qkv[..., split:].view(rows, 1, kv_heads, dim).transpose(1, 2)
+        key, value = cache.update(qk[:, heads:], value, attn.layer_idx)
+        x = x + attn.o_proj(_attention(qk[:, :heads], key, value, mask, attn.scaling))
+        gate, up = _packed_product(layer.layer.post_attention_layernorm(x), layer.gate_up.packed,
+                                   layer.gate_up.bias).split(layer.gate_up.sizes, dim=-1)
+        return x + layer.mlp.down_proj(layer.mlp.act_fn(gate) * up)
+
+
+def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+               mask: torch.Tensor | None, scale: float) -> torch.Tensor:
+    """transformers' ``sdpa_attention_forward`` for one query token per row, ``[rows, 1, heads *
+    dim]``: without a mask, SDPA's grouped heads; with one, the query heads packed per key head."""
+    rows, heads, _, dim = query.shape
+    if mask is None:
+        out = F.scaled_dot_product_attention(query, key, value, scale=scale, enable_gqa=True)
+    else:
+        kv_heads = key.shape[1]
+        out = F.scaled_dot_product_attention(
+            query.reshape(rows, kv_heads, heads // kv_heads, dim), key, value, attn_mask=mask,
+            scale=scale)
+    return out.reshape(rows, 1, heads * dim)
+
+
+def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """transformers' ``apply_rotary_pos_emb`` for one tensor of heads."""
+    half = x.shape[-1] // 2
+    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """transformers' ``HunYuanDenseV1RMSNorm``, with a weight per head."""
+    dtype = x.dtype
+    x = x.to(torch.float32)
+    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * x.to(dtype)
+
+
+def fits(model: Any) -> bool:
+    """A fp32 Hunyuan dense model whose projections share oneDNN matrices
+    (:func:`~hunyuan_webui.engine.cpu.tune_linears` did its work), with q/k norms and SDPA."""
+    if type(model).__name__ != ARCHITECTURE or model.config._attn_implementation != "sdpa":
+        return False
+    layers = model.model.layers
+    return bool(layers) and all(
+        isinstance(getattr(layer.self_attn, name, None), TunedLinear)
+        and getattr(layer.self_attn, name).shared is not None
+        for layer in layers for name in ("q_proj", "k_proj", "v_proj")) and all(
+        isinstance(layer.mlp.gate_proj, TunedLinear) and layer.mlp.gate_proj.shared is not None
+        and layer.mlp.up_proj.shared is layer.mlp.gate_proj.shared
+        and hasattr(layer.self_attn, "query_layernorm") for layer in layers)
+
+
+def decode_step(model: Any) -> DecodeStep | None:
+    """A :class:`DecodeStep` for ``model`` if it fits and gives the model's own logits on a padded
+    batch, else None (the model's ``forward`` decodes)."""
+    if not fits(model):
+        return None
+    step = DecodeStep(model)
+    try:
+        same = _agrees(model, step)
+    except (RuntimeError, AttributeError, TypeError, ValueError) as exc:
+        log.warning("the direct decoding step failed its check (%s); using the model's forward",
+                    exc)
+        return None
+    if not same:
+        log.warning("the direct decoding step did not give the model's own logits; "
+                    "using the model's forward")
+        return None
+    return step
+
+
+def _agrees(model: Any, step: DecodeStep) -> bool:
+    """Two rows, prefilled twice, one decoding step through each path: with one row left-padded
+    and with none (attention takes another route without a mask)."""
+    ids = torch.tensor([[0, 0, 3, 5], [7, 2, 9, 4]]) % model.config.vocab_size
+    padded = torch.tensor([[0, 0, 1, 1], [1, 1, 1, 1]])
+    return (_agrees_on(model, step, ids, padded)
+            and _agrees_on(model, step, ids[:, 2:], torch.ones_like(padded[:, 2:])))
+
+
+def _agrees_on(model: Any, step: DecodeStep, ids: torch.Tensor, mask: torch.Tensor) -> bool:
+    from hunyuan_webui.engine.kvcache import growing_cache
+
+    device = model.get_input_embeddings().weight.device
+    ids, mask = ids.to(device), mask.to(device)
+    results = []
+    with torch.inference_mode():
+        for path in (lambda inputs: model(**inputs).logits, step):
+            cache = growing_cache(model.config)
+            positions = (mask.cumsum(-1) - 1).clamp(min=0)
+            model(input_ids=ids, attention_mask=mask, position_ids=positions,
+                  past_key_values=cache, use_cache=True)
+            grown = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=-1)
+            results.append(path({"input_ids": ids[:, -1:], "attention_mask": grown,
+                                 "position_ids": mask.sum(-1, keepdim=True),
+                                 "past_key_values": cache, "use_cache": True}))
+    return torch.equal(*results)
