@@ -52,6 +52,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -307,10 +308,11 @@ async def cache_check(cfg: Config, peers: bench_peers.Peers, workdir: Path) -> d
         async with httpx.AsyncClient(timeout=httpx.Timeout(cfg.timeout)) as http:
             call = app_api_client(http, peer.url, 4 * cfg.tokens)
             await call(WARMUP_FIRST)  # warm-up, on another sentence
-            counts, samples = [await engine_counter(http, peer.url)], []
+            count = partial(engine_counter, http, peer.url)
+            counts, samples = [await settled(count)], []
             for _ in range(4):  # the first request, then three repeats
                 samples.append(await call(0))
-                counts.append(await engine_counter(http, peer.url))
+                counts.append(await settled(count))
     finally:
         peers.stop("app-cache")
     first, repeats = samples[0], samples[1:]
