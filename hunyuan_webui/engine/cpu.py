@@ -43,8 +43,9 @@ SHARED_INPUT = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))
 PACKED_MEMORY_SHARE = 0.25
 
 
-def _packed_product(x: torch.Tensor, packed: torch.Tensor,
-                    bias: torch.Tensor | None) -> torch.Tensor:
+def packed_product(x: torch.Tensor, packed: torch.Tensor,
+                   bias: torch.Tensor | None) -> torch.Tensor:
+    """``x`` times a weight reordered by ``torch.ops.mkldnn._reorder_linear_weight``, plus bias."""
     return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
 
@@ -60,7 +61,7 @@ class TunedLinear(torch.nn.Linear):
             if self.shared is not None:
                 return self.shared.product(self, x)
             assert self.packed is not None
-            return _packed_product(x, self.packed, self.bias)
+            return packed_product(x, self.packed, self.bias)
         return F.linear(x, self.weight, self.bias)
 
 
@@ -97,7 +98,7 @@ class SharedInput:
             kept = self._waiting.pop(id(member), None)
             if kept is not None:
                 return kept
-        columns = _packed_product(x, self.packed, self.bias).split(self.sizes, dim=-1)
+        columns = packed_product(x, self.packed, self.bias).split(self.sizes, dim=-1)
         self._input = x
         self._waiting = {id(m): c.contiguous() for m, c in zip(self.members, columns)
                          if m is not member}

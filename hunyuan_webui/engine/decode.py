@@ -19,11 +19,11 @@ weights:
 
 Everything else is the model's own modules (embedding, norms, o/down projections, ``lm_head``,
 the rotary embedding, the cache's ``update``). It is used only where it is exact: at load,
-:func:`decode_step` runs a padded batch through both and keeps this step only if the logits are
-equal, so a transformers release that changes the model's arithmetic turns it off rather than
-changing an answer. Steps with 1 row or more than 32 (which the shared matrix does not serve) and
-everything that is not a fp32 ``HunYuanDenseV1ForCausalLM`` on a CPU go through the model's own
-``forward``. ``python -m benchmarks.cpu_step`` measures the difference.
+:func:`decode_step` runs a padded and an unpadded batch through both and keeps this step only if
+the logits are equal, so a transformers release that changes the model's arithmetic turns it off
+rather than changing an answer. Steps with 1 row or more than 32 (which the shared matrix does not
+serve) and everything that is not a fp32 ``HunYuanDenseV1ForCausalLM`` on a CPU go through the
+model's own ``forward``. ``python -m benchmarks.cpu_step`` measures the difference.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from hunyuan_webui.engine.cpu import PACKED_ROWS, SharedInput, TunedLinear, _packed_product
+from hunyuan_webui.engine.cpu import PACKED_ROWS, SharedInput, TunedLinear, packed_product
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +88,14 @@ class DecodeStep:
                mask: torch.Tensor | None, cache: Any) -> torch.Tensor:
         rows, heads, kv_heads, dim = x.shape[0], self.heads, self.kv_heads, self.head_dim
         attn = layer.attn
-        qkv = _packed_product(layer.layer.input_layernorm(x), layer.qkv.packed, layer.qkv.bias)
+        qkv = packed_product(layer.layer.input_layernorm(x), layer.qkv.packed, layer.qkv.bias)
         split = (heads + kv_heads) * dim
         qk = qkv[..., :split].view(rows, 1, heads + kv_heads, dim).transpose(1, 2)
         qk = _rms_norm(_rotate(qk, *rotary), layer.qk_norm, layer.eps)
         value = qkv[..., split:].view(rows, 1, kv_heads, dim).transpose(1, 2)
         key, value = cache.update(qk[:, heads:], value, attn.layer_idx)
         x = x + attn.o_proj(_attention(qk[:, :heads], key, value, mask, attn.scaling))
-        gate, up = _packed_product(layer.layer.post_attention_layernorm(x), layer.gate_up.packed,
+        gate, up = packed_product(layer.layer.post_attention_layernorm(x), layer.gate_up.packed,
                                    layer.gate_up.bias).split(layer.gate_up.sizes, dim=-1)
         return x + layer.mlp.down_proj(layer.mlp.act_fn(gate) * up)
 
@@ -146,7 +146,7 @@ def fits(model: Any) -> bool:
 
 def decode_step(model: Any) -> DecodeStep | None:
     """A :class:`DecodeStep` for ``model`` if it fits and gives the model's own logits on a padded
-    batch, else None (the model's ``forward`` decodes)."""
+    and an unpadded batch, else None (the model's ``forward`` decodes)."""
     if not fits(model):
         return None
     step = DecodeStep(model)
