@@ -33,6 +33,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from transformers.models.hunyuan_v1_dense.modeling_hunyuan_v1_dense import rotate_half
 
 from hunyuan_webui.engine.cpu import PACKED_ROWS, SharedInput, TunedLinear, packed_product
 
@@ -117,8 +118,7 @@ def _attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
 
 def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """transformers' ``apply_rotary_pos_emb`` for one tensor of heads."""
-    half = x.shape[-1] // 2
-    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
+    return x * cos + rotate_half(x) * sin
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
