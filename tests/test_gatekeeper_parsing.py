@@ -26,6 +26,7 @@ pytestmark = pytest.mark.slow  # a child process: not the fast lane
 
 ZERO = "/dev/zero"
 CALL = "/gradio_api/call/translate_document"
+HEALTH_BOUND_S = 4.0  # under the 5 s timeout of _health_while's client, where a frozen loop ends
 
 
 def _plain(payload: dict) -> bytes:
@@ -135,7 +136,10 @@ def test_bodies_naming_a_file_are_refused_whatever_their_label(server, route, co
                                         app.url)
     assert isinstance(answer, httpx.Response), answer
     assert_json_error(answer, status, code)
-    assert max(timings) < 1.0, timings  # another client was served meanwhile
+    # Another client was served meanwhile. The freeze this guards against is for good (Gradio
+    # copying /dev/zero on the event loop: /health never answers again, each wait runs into the
+    # client's 5 s timeout); a busy machine may hold one answer for a second or two.
+    assert max(timings) < HEALTH_BOUND_S, timings
     assert _files(folder) == before  # nothing copied into Gradio's folder
 
 
