@@ -309,3 +309,40 @@ def test_the_demo_banner_in_chinese_keeps_its_commands():
     outside_code = regex.sub(r"`[^`]*`", "", zh)
     assert not LATIN_WORD.search(outside_code), outside_code
     assert banner_markdown("en", english) == english
+
+
+@pytest.fixture(scope="module")
+def slow_url(engine, demo_settings):
+    """A page under the banner of the slow model path (the 1.8B through PyTorch because
+    llama-cpp-python is missing), exactly as the launch choice writes it."""
+    from dataclasses import replace
+
+    from hunyuan_webui.app import Server, create_app
+    from hunyuan_webui.choice import Choice, _slow_banner
+    from hunyuan_webui.service import Translator
+    from hunyuan_webui.urls import free_port
+
+    settings = replace(demo_settings, port=free_port())
+    found = Choice(replace(settings, model="tencent/Hy-MT2-1.8B", dtype="fp32"), "")
+    banner = _slow_banner(found, "cached Q4_K_M", [])
+    translator = Translator(engine, engine.spec, settings)
+    server = Server(create_app(settings, translator, banner=banner), settings).start()
+    yield server.url
+    server.stop()
+
+
+@browser_test
+@pytest.mark.parametrize(("locale", "title", "details"), [
+    ("en-US", "Slow model path", "install llama-cpp-python"),
+    ("zh-CN", "较慢的运行方式", "本机没有合适的显卡")])
+def test_the_slow_model_banner_is_not_titled_demo_model(browser, slow_url, locale, title,  # noqa: F811
+                                                         details):
+    """Every banner had the demo's title: a real 1.8B on the slow path read "Demo model: a few
+    phrases" (演示模型：只会少量短语)."""
+    page = open_page(browser, slow_url, locale=locale)
+    banner = page.locator("#demo-banner")
+    shown = banner.inner_text()
+    assert title in shown and "Demo model" not in shown and "演示模型" not in shown, shown
+    banner.get_by_text(title).first.click()
+    page.get_by_text(details).first.wait_for(timeout=5_000)
+    page.context.close()

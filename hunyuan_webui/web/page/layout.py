@@ -28,6 +28,7 @@ from hunyuan_webui.web.page.live import controls as live_controls
 from hunyuan_webui.web.page.store import GLOSSARY_KEY, PHRASEBOOK_KEY
 from hunyuan_webui.web.page.text import I18N as t
 from hunyuan_webui.web.page.ui import TranslatorUI
+from hunyuan_webui.web.page.wording import banner_title
 
 # Each mode's name in the visitor's UI language (ui_text's ``mode_*`` labels), in page order.
 MODES_SHOWN = ("translate", "terminology", "context", "style", "instructions", "structured",
@@ -78,7 +79,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
         page = SimpleNamespace(demo=demo)
         gr.Markdown(t("header"), elem_id="app-header")
         if ui.banner:  # one line in the page's language; the operator's details on a tap
-            with gr.Accordion(t("banner"), open=False, elem_id="demo-banner"):
+            with gr.Accordion(t(banner_title(ui.banner)), open=False, elem_id="demo-banner"):
                 page.banner = gr.Markdown(ui.banner, elem_id="banner")
         _language_row(page)
         with gr.Tabs():

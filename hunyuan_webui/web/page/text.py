@@ -22,6 +22,8 @@ LABELS: dict[str, dict[str, str]] = {
         "header": ("# Hunyuan-MT Translator\n38 languages · streaming · batched · cached · "
                    "[🎓 Start a class](class)"),
         "banner": "ℹ️ Demo model: a few phrases (details)",
+        "banner_slow": "ℹ️ Slow model path: translations take a while (details)",
+        "banner_other": "ℹ️ About this server (details)",
         "source": "From", "target": "To", "detect": "Detect language",
         "swap": "⇄", "swap_label": "Swap languages and texts",
         "input": "Text",
@@ -78,6 +80,8 @@ LABELS: dict[str, dict[str, str]] = {
     "zh": {
         "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
         "banner": "ℹ️ 演示模型：只会少量短语（详情）",
+        "banner_slow": "ℹ️ 较慢的运行方式：翻译需要一些时间（详情）",
+        "banner_other": "ℹ️ 关于此服务器（详情）",
         "source": "源语言", "target": "目标语言", "detect": "自动检测",
         "swap": "⇄", "swap_label": "交换语言和文本",
         "input": "原文", "input_placeholder": "输入或粘贴文本…（Ctrl/Cmd+Enter 翻译）",

@@ -69,6 +69,16 @@ ZH_COMMANDS = ("运行服务器的人可以用下面的命令换成真正的模�
                "直接启动，它会选择合适的模型；也可以接入翻译服务器）：")
 
 
+# Each kind of banner's one-line title (a LABELS key): the slow path's said "Demo model".
+BANNER_TITLES = {"**Demo model.**": "banner", "**Slow model path.**": "banner_slow"}
+
+
+def banner_title(banner: str) -> str:
+    """The LABELS key of the title over ``banner`` (the accordion that opens on its details)."""
+    return next((key for start, key in BANNER_TITLES.items() if banner.startswith(start)),
+                "banner_other")
+
+
 def banner_markdown(lang: str, banner: str) -> str:
     """The banner in the page's language. In Chinese: what it means for a student, then the
     operator's commands as they are (code); a banner of another kind stays as it is."""
