@@ -193,6 +193,9 @@ def test_a_document_round_trip_under_the_content_security_policy(browser, url, t
     assert "frame-ancestors 'self'" in response.headers["content-security-policy"]
     page.wait_for_selector("#translate-btn")
     page.get_by_role("tab", name="Document").click()
+    # Its Stop looks like the text tab's: not red while there is nothing to stop.
+    page.locator("#doc-stop-btn").wait_for()
+    assert "secondary" in page.locator("#doc-stop-btn").get_attribute("class").split()
     page.locator("#doc-upload input[type=file]").set_input_files(str(source))
     page.locator("#doc-upload").get_by_text("notes.md").wait_for()
     page.locator("#doc-translate-btn").click()

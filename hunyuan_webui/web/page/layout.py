@@ -175,7 +175,9 @@ def _document_tab(page: SimpleNamespace) -> None:
     with gr.Row():
         page.doc_btn = gr.Button(t("translate_document"), variant="primary", scale=3,
                                  elem_id="doc-translate-btn")
-        page.doc_stop = gr.Button(t("stop"), variant="stop", scale=1, elem_id="doc-stop-btn")
+        # As the text tab's Stop: not red while there is nothing to stop.
+        page.doc_stop = gr.Button(t("stop"), variant="secondary", scale=1, min_width=50,
+                                  elem_id="doc-stop-btn")
 
 
 def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOptions) -> None:
