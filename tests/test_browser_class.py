@@ -182,9 +182,9 @@ def test_a_history_row_restores_its_pair_and_survives_a_reload(browser, url):
     page = open_page(browser, url)
     pick(page, "source-lang", "简体中文 · Chinese")
     translate(page, "我们明天见。", "See you tomorrow.")
+    page.locator("#clear-btn").click()  # before the pickers: with a text, a new pair translates it
     pick(page, "source-lang", "English")
     pick(page, "target-lang", "Français · French")
-    page.locator("#clear-btn").click()
     page.reload()
     page.wait_for_selector("#translate-btn:not([disabled])")
     page.get_by_text("History (kept in this browser").click()

@@ -249,3 +249,123 @@ def test_the_visitors_own_choice_wins_over_the_rule():
     assert rule.choose(None) is False
     assert rule.choose(True) is True
     assert _rule("cuda", 7.0).choose(False) is False
+
+
+# -- drafts, a new pair, Clear (the gaps issue 25's note left) ---------------------------------
+def _typed(translator, steps: list[tuple[str, str, bool]]) -> list[list[str]]:
+    """Each step a (text, target, live) translation from English, as the page sends them one
+    after another; answers the history after the last."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from hunyuan_webui.web.page.form import TextForm
+    from hunyuan_webui.web.page.ui import TranslatorUI
+
+    ui, history = TranslatorUI(translator), []
+
+    async def run() -> list[list[str]]:
+        nonlocal history
+        for text, target, live in steps:
+            form = TextForm(text=text, source="en", target=target, deterministic=True,
+                            history=history, live=live)
+            async for update in ui.translate(form):
+                history = update.get("history", history)
+        return history
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API may hold this thread's loop
+        return pool.submit(asyncio.run, run()).result()
+
+
+def test_a_sentence_typed_with_pauses_is_one_history_row(translator):
+    """Each pause in the typing translated the text so far, and each one added a history row.
+    A translation made as you type takes the place of the newest row when that row was a draft
+    of it; Translate itself, another language or another text still adds one."""
+    texts = lambda history: [(row[0], row[4]) for row in history]  # noqa: E731
+    drafts = [("Good", "zh", True), ("Good morning.", "zh", True),
+              ("Good morning. Please sit down.", "zh", True)]
+    assert texts(_typed(translator, drafts)) == [("Good morning. Please sit down.", "zh")]
+    deleted = [*drafts, ("Good morning.", "zh", True)]  # deleted back to the first sentence
+    assert texts(_typed(translator, deleted)) == [("Good morning.", "zh")]
+    assert texts(_typed(translator, [*drafts, ("Good morning. Please sit down.", "fr", True),
+                                     ("Please sit down.", "fr", True)])) == [
+        ("Please sit down.", "fr"), ("Good morning. Please sit down.", "fr"),
+        ("Good morning. Please sit down.", "zh")]
+    pressed = [("Good morning.", "zh", False), ("Good morning. Please sit down.", "zh", False)]
+    assert texts(_typed(translator, pressed)) == [("Good morning. Please sit down.", "zh"),
+                                                 ("Good morning.", "zh")]
+
+
+def _history(page) -> str:
+    return page.evaluate("() => document.querySelector('#history')?.innerText ?? ''")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
+        browser, demo_url):  # noqa: F811
+    """The demo model, typing on: the first sentence's translation, then both sentences', leave
+    one history row. Picking French translates the text again without Translate (a row of its
+    own), and so does a language chosen with the keys; opening a picker and leaving it as it
+    was sends nothing."""
+    from test_browser import pick
+
+    page = open_page(browser, f"{demo_url}/?sl=en&tl=zh", "en-US", DESKTOP)
+    page.wait_for_function("() => document.querySelector('#live-toggle input').checked",
+                           timeout=10_000)
+    page.get_by_text("History (kept in this browser").click()
+    page.locator("#input-box textarea").click()
+    page.keyboard.type("Good morning.", delay=30)
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。'", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#history').innerText"
+                           ".includes('早上好。')", timeout=10_000)
+    page.keyboard.type(" Please sit down.", delay=30)
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。 请坐。'", timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#history').innerText"
+                           ".includes('早上好。 请坐。')", timeout=10_000)
+    assert _history(page).count("Good morning.") == 1, _history(page)
+
+    joins = []
+    page.on("request", lambda r: joins.append(r.url) if "/queue/join" in r.url else None)
+    pick(page, "target-lang", "Français · French")  # with the mouse
+    page.wait_for_function(f"() => {OUTPUT} === \"Bonjour. Asseyez-vous, s'il vous plaît.\"",
+                           timeout=30_000)
+    page.wait_for_function("() => document.querySelector('#history').innerText"
+                           ".includes('Bonjour.')", timeout=10_000)
+    history = _history(page)
+    assert history.count("Good morning. Please sit down.") == 2, history
+    assert "English → French" in history and "English → Chinese" in history, history
+    assert len(joins) == 1, joins
+
+    page.locator("#source-lang input").click()  # a look at the list, nothing chosen
+    page.locator("#input-box textarea").click()
+    page.wait_for_timeout(1_500)
+    assert len(joins) == 1, joins
+    assert page.evaluate(OUTPUT) == "Bonjour. Asseyez-vous, s'il vous plaît."
+
+    page.locator("#target-lang input").click()  # with the keys
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Chinese")
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。 请坐。'", timeout=30_000)
+    assert len(joins) == 2, joins
+    page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_clear_stops_the_running_translation(browser):  # noqa: F811
+    """Clear emptied the boxes while the translation went on streaming into them."""
+    engine = ScriptedEngine(_long_answer, delay=0.02)
+    with running_app(engine, cache_size=0) as app:
+        page = open_page(browser, f"{app.url}/?sl=en&tl=de", "en-US", DESKTOP)
+        page.locator("#input-box textarea").fill("Good morning")
+        page.locator("#translate-btn").click()
+        page.wait_for_function(f"() => {OUTPUT}.length > 20", timeout=10_000)
+        page.locator("#clear-btn").click()
+        assert wait_until(lambda: len(engine.cancelled) == 1, timeout=10), engine.cancelled
+        page.wait_for_timeout(1_000)
+        assert page.evaluate(OUTPUT) == ""
+        assert page.locator("#input-box textarea").input_value() == ""
+        page.context.close()

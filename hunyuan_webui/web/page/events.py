@@ -30,6 +30,9 @@ PRIVATE: dict[str, Any] = {"api_visibility": "private", "queue": False}
 SPEAKING: dict[str, Any] = {"api_visibility": "private", "queue": True}
 SETTLE_JS = "() => new Promise((done) => setTimeout(() => done([]), 800))"
 LISTEN_JS = "(source, target, detected) => { window.hymt.listenPair(source, target, detected); }"
+# scripts/21-typing.js: the pair when a picker takes focus, and when it may have changed.
+PAIR_SEEN_JS = "(source, target) => { window.hymt.pairSeen(source, target); }"
+PAIR_CHANGED_JS = "(source, target) => { window.hymt.pairChanged(source, target); }"
 
 
 def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
@@ -100,7 +103,8 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
     # Swap, as DeepL does: the translation that moved into the text box is translated back.
     back = swapped.then(names.listener(ui.translate_swapped, TextForm), inputs, outputs,
                         api_name="translate_swapped", api_visibility="private", **model)
-    _wire_live(ui, page, (translate, inputs, outputs), model, [run, fresh, example, back])
+    live = names.listener(ui.translate, TextForm, live=True)
+    _wire_live(ui, page, (live, inputs, outputs), model, [run, fresh, example, back])
     for event in (run, fresh, example, back):
         event.then(ui.status, None, page.status_outputs, show_progress="hidden", **PRIVATE)
     stop = page.stop_btn.click(ui.stopped, page.progress, page.progress,
@@ -134,6 +138,13 @@ def _wire_live(ui: Any, page: SimpleNamespace, listener: tuple[Any, Any, Any],
     page.stop_btn.click(None, None, None, cancels=[live], **PRIVATE)
     page.demo.load(ui.live.choose, page.live_saved, page.live, **PRIVATE)
     page.live.input(lambda on: on, page.live, page.live_saved, **PRIVATE)
+    # A language the visitor picks, with the mouse or the keys, translates again at once. Gradio's
+    # dropdown sends input on a choice and on every blur, select only for a click: the script
+    # compares the pair with the one at focus, so that a look at the list restarts nothing.
+    chosen = [page.source, page.target]
+    for picker in chosen:
+        picker.focus(None, chosen, None, js=PAIR_SEEN_JS, **PRIVATE)
+        picker.input(None, chosen, None, js=PAIR_CHANGED_JS, **PRIVATE)
     pair = [page.source, page.target, page.detected_code]
     for event in (page.demo.load, page.source.change, page.target.change,
                   page.detected_code.change):

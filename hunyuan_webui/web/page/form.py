@@ -47,11 +47,12 @@ class TextForm:
     history: list[list[str]] | None = None
     fresh: bool = False  # Retranslate: a fresh answer, which replaces the cached one
     swapped: bool = False  # Swap moved the translation into the text box (translate it back)
+    live: bool = False  # as you type: the text may be a draft of the newest history row's
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The components it reads (``fresh`` is set by the button, not read)."""
-        return tuple(f.name for f in fields(cls) if f.name != "fresh")
+        """The components it reads (``fresh`` and ``live`` are set by the button, not read)."""
+        return tuple(f.name for f in fields(cls) if f.name not in ("fresh", "live"))
 
 
 class Names:

@@ -83,14 +83,25 @@ def options_from(deterministic: bool, temperature: float, top_p: float, top_k: f
         max_new_tokens=int(max_new_tokens) or None)
 
 
-def newest_first(history: list[Any], row: list[str]) -> list[Any]:
-    """``row`` at the top of the history, and no other row with its text and pair (the history
-    kept every repeat of a translation)."""
-    def key(item: Any) -> tuple[Any, ...]:
-        values = (list(item) + [""] * 5)[:5] if isinstance(item, list | tuple) else [None] * 5
-        return values[0], values[3], values[4]
+def _key(item: Any) -> tuple[Any, Any, Any]:
+    """A history row's text, source and target (a row the browser kept malformed: Nones)."""
+    values = (list(item) + [""] * 5)[:5] if isinstance(item, list | tuple) else [None] * 5
+    return values[0], values[3], values[4]
 
-    return [row, *(item for item in history if key(item) != key(row))]
+
+def newest_first(history: list[Any], row: list[str], live: bool = False) -> list[Any]:
+    """``row`` at the top of the history, and no other row with its text and pair (the history
+    kept every repeat of a translation). A translation made as the visitor types (``live``)
+    takes the place of the newest row when that one was a draft of it: into the same language,
+    one text the other's start (typed on, or deleted back). A sentence typed with pauses left a
+    row for each pause."""
+    if live and history:
+        text, _, target = _key(row)
+        drafted, _, drafted_target = _key(history[0])
+        if isinstance(drafted, str) and drafted.strip() and drafted_target == target and \
+                (text.startswith(drafted.rstrip()) or drafted.startswith(text.rstrip())):
+            history = history[1:]
+    return [row, *(item for item in history if _key(item) != _key(row))]
 
 
 class TranslatorUI(FileListeners):
@@ -181,7 +192,8 @@ class TranslatorUI(FileListeners):
         nothing = result.notice == NOTHING_TO_TRANSLATE  # "12345": echoed, with a quiet note
         if done.strip() and not nothing:
             history = newest_first(history, [form.text, done, f"{result.source_lang} → "
-                                             f"{form.target}", result.source_lang, form.target])
+                                             f"{form.target}", result.source_lang, form.target],
+                                   live=form.live)
         history = history[:HISTORY_LIMIT]
         progress = last_run_markdown(result, lang, parts)
         if nothing:
