@@ -115,6 +115,19 @@ def sentence_gap(code: str) -> str:
     return "" if normalize(code) in UNSPACED else " "
 
 
+# Their sentences end in a full-width stop with nothing after it ("早上好。请坐。"): the space
+# between two English sentences is not kept between their translations.
+CLOSED_UP = frozenset({"zh", "zh-Hant", "yue", "ja"})
+FULL_WIDTH_ENDS = frozenset("。！？；…」』）”’")
+
+
+def closes_up(code: str, translated: str, gap: str) -> bool:
+    """Whether ``gap``, the source's spacing between two sentences, goes from between their
+    translations into ``code``: only spaces on one line, after a full-width stop."""
+    return (normalize(code) in CLOSED_UP and translated[-1:] in FULL_WIDTH_ENDS
+            and bool(gap) and not gap.strip(" \t\u00a0\u3000"))
+
+
 # Names other tools put in prompts for the same languages (their "{{to}}" placeholders), besides
 # the table's own English names, Chinese names, autonyms and codes.
 NAME_ALIASES: dict[str, str] = {

@@ -18,13 +18,13 @@ from apphelpers import CHROMIUM
 from test_page_ux import OUTPUT, browser, demo_url, open_page  # noqa: F401 (fixtures)
 
 from hunyuan_webui.engine import GREEDY
-from hunyuan_webui.service import TranslationRequest
+from hunyuan_webui.service import TranslationRequest, TranslationResult
 from hunyuan_webui.web.page.aligned import reading, sentence_view, text_key
 from hunyuan_webui.web.page.text import say
 
 ZH_TWO, EN_TWO = "今天天气很好。我们明天见。", "The weather is nice today. See you tomorrow."
-# The space between the two sentences is layout the segmenter keeps as it was.
-EN_PAIR, ZH_PAIR = "Thank you. Please sit down.", "谢谢。 请坐。"
+# The space between the two English sentences is layout, but not kept after a full-width stop.
+EN_PAIR, ZH_PAIR = "Thank you. Please sit down.", "谢谢。请坐。"
 ZH_TWO_PINYIN = "jīn tiān tiān qì hěn hǎo。 wǒ men míng tiān jiàn。"
 ZH_PAIR_PINYIN = "xiè xiè。 qǐng zuò。"
 MARKED = re.compile(r"(^|\s)marked(\s|$)")
@@ -42,6 +42,29 @@ def test_a_translation_knows_which_of_its_sentences_is_whose(translator):
     # Returned unchanged (already in the target language): nothing to align.
     same = translator.translate(TranslationRequest(ZH_TWO, "zh", "zh", options=GREEDY))
     assert same.text == ZH_TWO and same.alignment == ()
+
+
+def test_into_chinese_no_space_follows_a_full_stop(translator):
+    """"Thank you. Please sit down." came back "谢谢。 请坐。": the space between the English
+    sentences, kept as layout, is a typo after a Chinese full stop. A line break stays, and so
+    does the space into French, and after a translation that does not end in a full stop."""
+    from hunyuan_webui.languages import closes_up
+
+    def into(text: str, target: str) -> TranslationResult:
+        return translator.translate(TranslationRequest(text, source_lang="en",
+                                                       target_lang=target, options=GREEDY))
+
+    zh = into(EN_PAIR, "zh")
+    assert zh.text == ZH_PAIR
+    assert [(EN_PAIR[s0:s1], ZH_PAIR[t0:t1]) for s0, s1, t0, t1 in zh.alignment] == [
+        ("Thank you.", "谢谢。"), ("Please sit down.", "请坐。")]
+    lines = "Thank you.\nPlease sit down."
+    assert into(lines, "zh").text == "谢谢。\n请坐。"
+    french = into("Good morning. Please sit down.", "fr").text
+    assert french == "Bonjour. Asseyez-vous, s'il vous plaît."
+    assert closes_up("ja", "ありがとうございます。", " ") and closes_up("zh-Hant", "謝謝！", "  ")
+    assert not closes_up("zh", "你好", " ")  # a heading-like line: the space is all there is
+    assert not closes_up("th", "ขอบคุณ", " ") and not closes_up("zh", "谢谢。", " \n")
 
 
 # -- the page's HTML ---------------------------------------------------------------------------

@@ -47,23 +47,32 @@ class Sentences(Strategy):
     def pieces(self) -> Iterator[tuple[str, int, bool]]:
         self.prime()
         segments = self.document.segments
-        gap = languages.sentence_gap(self.request.target_lang)  # as Document.render does
+        target = self.request.target_lang
+        gap = languages.sentence_gap(target)  # as Document.render does
         index = 0
         previous_translated = False
-        for piece in self.document.pieces:
+        pieces = self.document.pieces
+        last = ""  # the end of the translation just streamed
+        for at, piece in enumerate(pieces):
             if not piece.translate:
                 previous_translated = False
-                yield piece.text, index, False
+                between = at + 1 < len(pieces) and pieces[at + 1].translate
+                closed = between and languages.closes_up(target, last, piece.text)
+                last = ""
+                if not closed:
+                    yield piece.text, index, False
                 continue
             self._submit_upto(min(len(segments), index + self.backend.window), first=False)
             if previous_translated and gap:
                 yield gap, index, False
             previous_translated = True
             if index in self._cached:
+                last = self._cached[index][-1:]
                 yield self._cached[index], index, True
             else:
                 for chunk in self._read(index):
                     if chunk:
+                        last = chunk[-1:]
                         yield chunk, index, True
             if self.reader.cancelled.is_set():
                 return
