@@ -253,6 +253,35 @@ def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: fl
         time.sleep(interval)
 
 
+@contextmanager
+def machine_stalls(tick: float = 0.01) -> Iterator[list[float]]:
+    """Yields a list that holds, once the block ends, the longest gap between the ticks of a
+    thread of this process that sleeps ``tick`` seconds: how long the machine (or this process)
+    itself stood still meanwhile. A bound on how long a server keeps another client waiting adds
+    it, so that a CI machine's own pause (1.5 s once in 30 minutes) is not taken for the
+    server's; a server that blocks stands still alone."""
+    import threading
+
+    longest, stop = [0.0], threading.Event()
+
+    def ticker() -> None:
+        last = time.monotonic()
+        while not stop.wait(tick):
+            now = time.monotonic()
+            longest[0] = max(longest[0], now - last - tick)
+            last = now
+
+    thread = threading.Thread(target=ticker, daemon=True)
+    thread.start()
+    result: list[float] = []
+    try:
+        yield result
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        result.append(longest[0])
+
+
 def idle(engine: Engine) -> bool:
     status = engine.status()
     return status.active == 0 and status.queued == 0

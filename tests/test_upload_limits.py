@@ -21,7 +21,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from apphelpers import app_process, assert_json_error, running_app, visitor, wait_until
+from apphelpers import (
+    app_process,
+    assert_json_error,
+    machine_stalls,
+    running_app,
+    visitor,
+    wait_until,
+)
 from gradio.utils import get_upload_folder
 
 from hunyuan_webui.web.guards.visitor_files import MARKER
@@ -203,18 +210,20 @@ def test_a_trickled_body_is_cut_off_while_others_are_served(engine, limits, cut_
         trickler = threading.Thread(target=lambda: result.append(_trickle(port, 0.5, stop)))
         trickler.start()
         timings = []
-        while trickler.is_alive() and len(timings) < 200:
-            t0 = time.monotonic()
-            assert other.get("/health").status_code == 200
-            timings.append(time.monotonic() - t0)
-            time.sleep(0.1)
+        with machine_stalls() as stalled:
+            while trickler.is_alive() and len(timings) < 200:
+                t0 = time.monotonic()
+                assert other.get("/health").status_code == 200
+                timings.append(time.monotonic() - t0)
+                time.sleep(0.1)
         stop.set()
         trickler.join(timeout=10)
         answer, closed_after = result[0]
         assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
         assert b"too slowly" in answer and b"connection: close" in answer.lower()
         assert cut_after - 0.2 <= closed_after <= cut_after + 1.5, closed_after
-        assert max(timings) < 1.0, timings  # another client is served meanwhile
+        # Another client is served meanwhile (CI failed once on a 1.7 s answer: its machine's).
+        assert max(timings) < 1.0 + stalled[0], (timings, stalled)
         # The same server takes a normal body, and a large upload, within the deadline.
         r = other.post("/v1/translate", json={"text": "谢谢。", "source_lang": "zh",
                                               "target_lang": "en"})
