@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from apphelpers import CHROMIUM, CHROMIUM_ARGS, free_port
+from playwright.sync_api import expect
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
@@ -90,8 +91,9 @@ def test_translate_a_phrase_and_watch_it_stream(browser, url):
     # the demo model writes this sentence in less: the first words, then the rest).
     assert len(seen) >= 2, seen
     assert all(b.startswith(a) for a, b in zip(seen, seen[1:]))
-    assert "ready" in page.locator("#status-line").inner_text()
-    assert "Last translation" in page.locator("#progress").inner_text()
+    # The detection, status and timings come with the run's last update, after the whole text.
+    expect(page.locator("#status-line")).to_contain_text("ready")
+    expect(page.locator("#progress")).to_contain_text("Last translation")
 
 
 def test_ctrl_enter_translates_and_detection_is_shown(browser, url):
@@ -100,7 +102,7 @@ def test_ctrl_enter_translates_and_detection_is_shown(browser, url):
     page.locator("#input-box textarea").press("Control+Enter")
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
                            " === 'Thank you for your help.'", timeout=30_000)
-    assert "Chinese" in page.locator("#detected-lang").inner_text()
+    expect(page.locator("#detected-lang")).to_contain_text("Chinese")  # with the last update
 
 
 def test_the_page_follows_the_browser_language(browser, url):

@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import expect
 from test_browser import ARGS, CHROMIUM, CSP_VIOLATIONS, pick
 
 from hunyuan_webui.app import Server, create_app
@@ -109,8 +110,8 @@ def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser
     page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
     page.wait_for_function("() => (document.querySelector('#progress')?.innerText ?? '')"
                            ".includes('上次翻译')", timeout=30_000)
-    assert "检测到" in page.locator("#detected-lang").inner_text()
-    assert "状态" in page.locator("#status-line").inner_text()
+    expect(page.locator("#detected-lang")).to_contain_text("检测到")
+    expect(page.locator("#status-line")).to_contain_text("状态")
     assert page.locator("#translate-btn").inner_text() == "翻译"
     assert dropdown(page, "source-lang") == "自动检测"
     for panel in ("模式与术语表", "历史记录"):  # opened: their contents are Chinese too
@@ -328,7 +329,7 @@ def test_a_long_paste_is_translated_in_parts_not_cut(browser, url):
     output = page.locator("#output-box textarea").input_value()
     assert output.count(answer) == 6000 // len(sentence)
     assert output.endswith("Thank you. Thank you.")
-    assert "translated in" in page.locator("#progress").inner_text()
+    expect(page.locator("#progress")).to_contain_text("translated in")
 
 
 def axe_problems(page) -> list[str]:

@@ -16,6 +16,7 @@ import io
 
 import pytest
 from apphelpers import CHROMIUM
+from playwright.sync_api import expect
 from test_page_ux import browser, demo_url, open_page  # noqa: F401 - fixtures, by import
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser,
@@ -77,13 +78,13 @@ def test_a_refused_file_leaves_no_stale_done_beside_its_error(browser, demo_url,
 
     _upload(page, bad)  # a new file: the last one's result goes at once
     page.wait_for_function(f"() => !({STATUS}).includes('{DONE[locale]}')", timeout=30_000)
-    assert page.locator("#doc-download a[href]").count() == 0
+    expect(page.locator("#doc-download a[href]")).to_have_count(0)
     page.locator("#doc-translate-btn").click()
     page.locator(".toast-body").first.wait_for(timeout=30_000)
     page.wait_for_function(f"() => ({STATUS}).includes('✗')", timeout=30_000)
     status = page.evaluate(f"() => {STATUS}")
     assert DONE[locale] not in status, status
-    assert page.locator("#doc-download a[href]").count() == 0
+    expect(page.locator("#doc-download a[href]")).to_have_count(0)
     assert "PNG" in " ".join(page.locator(".toast-body").all_inner_texts())
     page.context.close()
 

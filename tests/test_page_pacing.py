@@ -7,7 +7,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from apphelpers import run_event, running_app, visitor
+from apphelpers import machine_stalls, run_event, running_app, visitor
 from fakes import TypingEngine
 
 from hunyuan_webui.web.page.ui import PAGE_REDRAW_MAX_S, PAGE_REDRAW_S, PAGE_REDRAWS_PER_S
@@ -89,7 +89,10 @@ def test_a_paced_reader_gets_the_end_as_soon_as_it_comes():
         assert last is not None and last.result is not None
         return time.monotonic() - started, sizes, last.result.text
 
-    took, sizes, done = asyncio.run(read())
+    with machine_stalls() as stalled:
+        took, sizes, done = asyncio.run(read())
     assert done == "GOOD MORNING, DEAR FRIENDS."
     assert len(sizes) == 2, sizes  # the first words at once, then everything else in one batch
-    assert took < 0.8, took  # the typing takes ~0.3 s; the next redraw would have been at 1 s
+    # The typing takes ~0.3 s; the next redraw would have been at 1 s. A pause of the machine
+    # itself meanwhile (a busy CI machine's) is added.
+    assert took < 0.8 + stalled[0], (took, stalled[0])

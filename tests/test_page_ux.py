@@ -11,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from apphelpers import CHROMIUM, CHROMIUM_ARGS, running_app
+from apphelpers import CHROMIUM, CHROMIUM_ARGS, machine_stalls, running_app
 from fakes import TypingEngine
 
 OUTPUT = "document.querySelector('#output-box textarea').value"
@@ -59,17 +59,19 @@ def test_a_five_sentence_stream_shows_growing_text_within_a_second(browser):
     with running_app(TypingEngine(delay=0.05), cache_size=0) as app:
         page = open_page(browser, f"{app.url}/?sl=en&tl=de")
         page.locator("#input-box textarea").fill(FIVE_SENTENCES)
-        started = time.monotonic()
-        page.locator("#translate-btn").click()
-        page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=5_000)
-        first = time.monotonic() - started
+        with machine_stalls() as stalled:
+            started = time.monotonic()
+            page.locator("#translate-btn").click()
+            page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=5_000)
+            first = time.monotonic() - started
         seen = [page.evaluate(OUTPUT)]
         covers = []
         for _ in range(6):
             page.wait_for_timeout(200)
             covers.append(page.evaluate(COVERED))
             seen.append(page.evaluate(OUTPUT))
-        assert first < 1.0, f"first text after {first:.2f}s"
+        # Plus any pause of the machine itself meanwhile (a busy CI machine's, not the page's).
+        assert first < 1.0 + stalled[0], f"first text after {first:.2f}s ({stalled[0]:.2f}s stalled)"
         assert len(seen[-1]) > len(seen[0]), seen
         assert covers == [None] * len(covers), covers
         assert "·" not in seen[-1]
