@@ -67,24 +67,26 @@ class Document:
         """The texts of the translatable pieces, in order (duplicates included)."""
         return [p.text for p in self.pieces if p.translate]
 
-    def render(self, translations: Sequence[str], sentence_gap: str = "") -> str:
-        """The document with each translatable piece replaced by its translation, in order.
-
-        ``sentence_gap`` goes between two translated sentences that touched in the source
-        (Chinese, Japanese and Thai sentences do; English ones need a space).
-        """
-        translations = list(translations)
-        n = sum(1 for p in self.pieces if p.translate)
-        if len(translations) != n:
+    def render(self, translations: Sequence[str], target: str | None = None) -> str:
+        """The document with each translatable piece replaced by its translation, in order,
+        spaced as ``target`` writes (as the streamed text is, :mod:`~.service.sentences`): a space
+        between translations whose sources touched ("谢谢。请坐。" into English), none after a
+        full-width stop ("Thank you. Sit down." into Chinese). No target: the layout as it was."""
+        if len(translations) != (n := len(self.segments)):
             raise ValueError(f"expected {n} translations, got {len(translations)}")
-        it = iter(translations)
-        out: list[str] = []
-        previous_translated = False
-        for p in self.pieces:
-            if p.translate and previous_translated:
-                out.append(sentence_gap)
-            out.append(next(it) if p.translate else p.text)
-            previous_translated = p.translate
+        gap, it, out = languages.sentence_gap(target) if target else "", iter(translations), []
+        last, pieces = None, self.pieces  # last: the translation just put in, if layout follows
+        for at, p in enumerate(pieces):
+            if p.translate:
+                if last is not None:
+                    out.append(gap)
+                last = next(it)
+                out.append(last)
+                continue
+            between = last is not None and at + 1 < len(pieces) and pieces[at + 1].translate
+            if not (between and target and languages.closes_up(target, last, p.text)):
+                out.append(p.text)
+            last = None
         return "".join(out)
 
     @property

@@ -157,6 +157,21 @@ def test_v1_documents_upload_status_result(http):
         "Thank you.\nGood morning."
 
 
+def test_a_document_into_chinese_has_no_space_after_a_full_stop(http):
+    """"Thank you. Please sit down." came back "谢谢。 请坐。" in a file, as it no longer did in
+    the text box: the file is spaced as the streamed text is, in a .txt and in a .docx."""
+    text = "Thank you. Please sit down.\nThank you."
+    sent = http.post("/v1/documents", data={"target_lang": "zh", "source_lang": "en"},
+                     files={"file": ("a.txt", text.encode())})
+    assert wait_done(http, sent.json()["id"])["status"] == DONE
+    assert http.get(f"/v1/documents/{sent.json()['id']}/result").text == "谢谢。请坐。\n谢谢。"
+    sent = http.post("/v1/documents", data={"target_lang": "zh", "source_lang": "en"},
+                     files={"file": ("a.docx", make_docx(*text.splitlines()))})
+    assert wait_done(http, sent.json()["id"])["status"] == DONE
+    result = http.get(f"/v1/documents/{sent.json()['id']}/result").content
+    assert docx_text(result) == ["谢谢。请坐。", "谢谢。"]
+
+
 def test_v1_documents_pptx_and_xlsx_come_back_translated(http):
     import openpyxl
     import pptx

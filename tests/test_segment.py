@@ -324,6 +324,22 @@ def test_render_replaces_segments_in_order() -> None:
         doc.render(["only one"])
 
 
+def test_render_spaces_sentences_as_the_target_language_writes_them() -> None:
+    """As the streamed text is: no space after a Chinese full stop between two sentences (a line
+    break stays), a space between two English translations of touching Chinese sentences."""
+    doc = split_document("Thank you. Please sit down.\nThank you.")
+    zh = ["谢谢。", "请坐。", "谢谢。"]
+    assert doc.render(zh, "zh") == "谢谢。请坐。\n谢谢。"
+    assert doc.render(zh, "ja") == "谢谢。请坐。\n谢谢。"
+    assert doc.render(zh) == "谢谢。 请坐。\n谢谢。"  # no target: the layout as it was
+    assert doc.render(["Merci.", "Asseyez-vous.", "Merci."], "fr") == \
+        "Merci. Asseyez-vous.\nMerci."
+    assert doc.render(["谢谢", "请坐。", "谢谢。"], "zh") == "谢谢 请坐。\n谢谢。"  # no stop, kept
+    touching = split_document("谢谢。请坐。", "zh")
+    assert touching.render(["Thank you.", "Please sit down."], "en") == \
+        "Thank you. Please sit down."
+
+
 def test_repeated_sentences_are_separate_segments() -> None:
     doc = split_document("Yes. No. Yes.")
     assert doc.segments == ["Yes.", "No.", "Yes."]

@@ -124,7 +124,7 @@ def translate_file(
         lang = None
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
-    batch = Batch(lang, sentence_gap=languages.sentence_gap(target))
+    batch = Batch(lang, target=target)
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
     elif ext == ".pptx":
@@ -143,7 +143,7 @@ def translate_file(
         finish = txt_file(decode(data, ext), batch)
     if target_for is not None:
         target = languages.normalize(target_for(batch.content()))
-        batch.sentence_gap = languages.sentence_gap(target)
+        batch.target = target
     rendered = batch.run(translate)
     return FileResult(output_name(filename, target), finish(rendered), batch.sent, target)
 

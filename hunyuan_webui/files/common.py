@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hunyuan_webui import languages
 from hunyuan_webui.errors import EngineError, InputError
 from hunyuan_webui.segment import DEFAULT_MAX_SEGMENT_CHARS, Document, split_document
 
@@ -23,13 +24,18 @@ LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 class Batch:
     def __init__(self, lang: str | None, max_chars: int = DEFAULT_MAX_SEGMENT_CHARS,
-                 sentence_gap: str = "") -> None:
+                 target: str | None = None) -> None:
         self.lang = lang
-        self.sentence_gap = sentence_gap
+        self.target = target  # the language the file goes into: how its sentences are spaced
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0
         self.headings: set[str] = set()  # segments of a table's header row: not the file's prose
+
+    @property
+    def sentence_gap(self) -> str:
+        """What goes between two sentences that touched in the source, in the target language."""
+        return languages.sentence_gap(self.target) if self.target else ""
 
     def mark_headings(self, text: str) -> None:
         """``text`` heads a table (a spreadsheet's first row): it is translated, but it does not
@@ -68,7 +74,7 @@ class Batch:
         if not all(isinstance(t, str) for t in result):
             raise EngineError("The translator returned something other than text.")
         table = {src: one_line(dst) for src, dst in zip(unique, result, strict=True)}
-        return [d.render([table[s] for s in d.segments], self.sentence_gap) for d in self.docs]
+        return [d.render([table[s] for s in d.segments], self.target) for d in self.docs]
 
 
 _BREAKS_RE = re.compile(r"\s*[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+\s*")

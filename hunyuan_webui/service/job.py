@@ -120,7 +120,8 @@ class Job:
         if strategy.alternatives:
             # One text in, several variants out: paragraph by paragraph, variant by variant.
             count = min(len(v) for v in strategy.alternatives)
-            alternatives = tuple(self.document.render([v[k] for v in strategy.alternatives])
+            alternatives = tuple(self.document.render([v[k] for v in strategy.alternatives],
+                                                      self.request.target_lang)
                                  for k in range(count))
         self._result = TranslationResult(
             text=text, source_lang=self.source, target_lang=self.request.target_lang,
