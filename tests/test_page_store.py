@@ -257,3 +257,19 @@ def test_alternatives_collapse_and_the_glossary_report_names_the_texts_terms(
     assert "Thank you → 谢谢" in report and "朋友" not in report, report
     page.context.close()
 
+
+
+def test_the_history_keeps_the_newest_rows_that_fit_a_quarter_of_the_request_limit():
+    """The browser sends the whole history with every Translate: in bytes as it sends them
+    (Chinese is three bytes a character), newest first, the newest always (it is on screen)."""
+    from hunyuan_webui.web.page.history import HISTORY_LIMIT, within_budget
+
+    def row(i: int, text: str) -> list[str]:
+        return [f"{i} {text}", text.upper(), "en → zh", "en", "zh"]
+
+    short = [row(i, "Good morning.") for i in range(80)]
+    assert within_budget(short, 1_000_000) == short[:HISTORY_LIMIT]
+    wide = [row(i, "早" * 10_000) for i in range(10)]  # ~60 kB each in UTF-8
+    assert within_budget(wide, 1_000_000) == wide[:4]  # 4 x 60 kB within 250 kB
+    assert within_budget(wide, 100_000) == wide[:1]  # the newest alone is over: kept all the same
+    assert within_budget([], 100_000) == []

@@ -7,6 +7,7 @@ with a notice, instead of coming back unchanged.
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -265,3 +266,34 @@ def test_the_counter_counts_against_what_the_page_takes_and_stop_is_quiet_when_i
     chars, limit = (int(x.replace(",", "")) for x in counter.split(" · ")[0].split(" / "))
     assert chars <= limit, counter
     page.context.close()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+def test_long_translations_do_not_grow_the_history_past_what_the_server_takes(browser):
+    """The browser sends the whole history with every Translate. Ten translations of 50,000
+    characters made it a megabyte, over the server's request limit, and from then on Translate
+    did nothing at all. Here the limit is 200 kB and each translation 20 kB: the twelfth still
+    translates, the history keeps the newest rows that fit in a quarter of the limit."""
+    from fakes import InstantEngine
+
+    with running_app(InstantEngine(), cache_size=0, max_body_bytes=200_000) as app:
+        page = open_page(browser, f"{app.url}/?sl=en&tl=de")
+        bodies: list[int] = []
+        page.on("request", lambda r: bodies.append(len(r.post_data_buffer or b""))
+                if "/queue/join" in r.url else None)
+        for i in range(12):
+            text = f"Row {i}. " + "Good morning, dear friends. " * 360
+            page.locator("#input-box textarea").fill(text)
+            page.locator("#translate-btn").click()
+            page.wait_for_function(f"() => {OUTPUT} === {text.upper()!r}", timeout=30_000)
+            page.wait_for_function("() => document.querySelector('#progress').innerText"
+                                   ".includes('Last translation')", timeout=30_000)
+        assert len(bodies) == 12 and max(bodies) < 200_000 // 4 + 2 * len(text), bodies
+        page.get_by_text("History (kept in this browser").click()
+        page.wait_for_function("() => (document.querySelector('#history')?.innerText ?? '')"
+                               ".includes('Row 11.')", timeout=10_000)
+        shown = page.evaluate("() => document.querySelector('#history').innerText")
+        assert sorted(set(re.findall(r"Row \d+\.", shown))) == ["Row 10.", "Row 11."], shown[:300]
+        page.context.close()

@@ -40,6 +40,7 @@ from hunyuan_webui.web.page.aligned import reading, sentence_view
 from hunyuan_webui.web.page.errors import friendly
 from hunyuan_webui.web.page.files import FileListeners
 from hunyuan_webui.web.page.form import TextForm
+from hunyuan_webui.web.page.history import newest_first, within_budget
 from hunyuan_webui.web.page.live import LiveRule
 from hunyuan_webui.web.page.report import (
     detection_markdown,
@@ -58,7 +59,6 @@ from hunyuan_webui.web.page.wording import (
     precision_words,
 )
 
-HISTORY_LIMIT = 50
 STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
 # The page's text is redrawn at most this often while it streams (the first words at once): each
 # redraw costs the web server a Gradio message (a diff, JSON, an SSE event through every
@@ -81,27 +81,6 @@ def options_from(deterministic: bool, temperature: float, top_p: float, top_k: f
         deterministic=bool(deterministic), temperature=float(temperature), top_p=float(top_p),
         top_k=int(top_k), repetition_penalty=float(repetition_penalty),
         max_new_tokens=int(max_new_tokens) or None)
-
-
-def _key(item: Any) -> tuple[Any, Any, Any]:
-    """A history row's text, source and target (a row the browser kept malformed: Nones)."""
-    values = (list(item) + [""] * 5)[:5] if isinstance(item, list | tuple) else [None] * 5
-    return values[0], values[3], values[4]
-
-
-def newest_first(history: list[Any], row: list[str], live: bool = False) -> list[Any]:
-    """``row`` at the top of the history, and no other row with its text and pair (the history
-    kept every repeat of a translation). A translation made as the visitor types (``live``)
-    takes the place of the newest row when that one was a draft of it: into the same language,
-    one text the other's start (typed on, or deleted back). A sentence typed with pauses left a
-    row for each pause."""
-    if live and history:
-        text, _, target = _key(row)
-        drafted, _, drafted_target = _key(history[0])
-        if isinstance(drafted, str) and drafted.strip() and drafted_target == target and \
-                (text.startswith(drafted.rstrip()) or drafted.startswith(text.rstrip())):
-            history = history[1:]
-    return [row, *(item for item in history if _key(item) != _key(row))]
 
 
 class TranslatorUI(FileListeners):
@@ -194,7 +173,7 @@ class TranslatorUI(FileListeners):
             history = newest_first(history, [form.text, done, f"{result.source_lang} → "
                                              f"{form.target}", result.source_lang, form.target],
                                    live=form.live)
-        history = history[:HISTORY_LIMIT]
+        history = within_budget(history, self.translator.settings.max_body_bytes)
         progress = last_run_markdown(result, lang, parts)
         if nothing:
             progress = say(lang, "nothing_to_translate")
