@@ -26,6 +26,7 @@ from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.page import fonts
+from hunyuan_webui.web.page import text as page_text
 from hunyuan_webui.web.protocols import PROTOCOLS
 from hunyuan_webui.web.protocols.protocol import Edge
 from hunyuan_webui.web.protocols.schemas import ErrorBody
@@ -68,7 +69,8 @@ def create_api(translator: Translator, settings: Settings, *,
                        allow_methods=["GET", "POST", "DELETE"],
                        allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
-                       upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD)
+                       upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD,
+                       explain=page_text.body_refused)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     install_error_handlers(app)
 

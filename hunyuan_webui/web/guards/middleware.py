@@ -3,6 +3,7 @@ limit enforced while the bytes arrive."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.routing import Mount
 
@@ -23,6 +25,7 @@ log = logging.getLogger("hunyuan_webui.web.api")
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
 # The protocols' document uploads take a file too (read in memory, bounded like the page's).
+GRADIO_API = "/gradio_api/"  # the page's calls
 DOCUMENT_UPLOADS = frozenset({"/v2/document", "/v1/documents"})
 QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",
                 "/gradio_api/api/")
@@ -107,10 +110,12 @@ class BodyLimit:
     """Refuse request bodies over ``max_bytes`` (uploads: ``upload_bytes``) with a JSON 413,
     declared or streamed: counted as the bytes arrive, so nothing larger is ever stored or held."""
 
-    def __init__(self, app: Any, max_bytes: int, upload_bytes: int | None = None) -> None:
+    def __init__(self, app: Any, max_bytes: int, upload_bytes: int | None = None,
+                 explain: Callable[[dict], str] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.upload_bytes = upload_bytes or max_bytes
+        self.explain = explain  # what the page's visitor reads of a refusal (web/page/text.py)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
@@ -166,6 +171,11 @@ class BodyLimit:
             message = f"The request body is larger than {self.max_bytes:,} bytes."
         response = error_response(413, "body_too_large", message,
                           request_id=(scope.get("state") or {}).get("request_id"))
+        if not upload and self.explain is not None and route_path(scope).startswith(GRADIO_API):
+            # The page shows a refused call's "detail", and nothing at all without one: its
+            # Translate did nothing, without a word.
+            body = {"detail": self.explain(scope), **json.loads(response.body)}
+            response = JSONResponse(body, status_code=413)
         # The rest of the body is never read: the connection closes after this answer.
         await response(scope, receive, send)
 

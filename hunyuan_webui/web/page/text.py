@@ -9,9 +9,11 @@ Student-facing words only here; server flags and advice for the operator go to t
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
+from starlette.datastructures import Headers
 
 from hunyuan_webui import languages
 
@@ -355,6 +357,12 @@ def ui_lang(request: Any) -> str:
     accept = str(headers.get("accept-language", "") if hasattr(headers, "get") else "")
     first = accept.split(",")[0].strip().lower()
     return "zh" if first.startswith("zh") else "en"
+
+
+def body_refused(scope: dict) -> str:
+    """What the page's visitor reads when the server refuses a call as too large: with the
+    history bounded (history.py), it is the text."""
+    return say(ui_lang(SimpleNamespace(headers=Headers(scope=scope))), "input_too_long")
 
 
 def say(lang: str, key: str, **values: Any) -> str:
