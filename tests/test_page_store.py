@@ -273,3 +273,16 @@ def test_the_history_keeps_the_newest_rows_that_fit_a_quarter_of_the_request_lim
     assert within_budget(wide, 1_000_000) == wide[:4]  # 4 x 60 kB within 250 kB
     assert within_budget(wide, 100_000) == wide[:1]  # the newest alone is over: kept all the same
     assert within_budget([], 100_000) == []
+
+
+def test_the_phrasebook_is_bounded_as_the_history_is():
+    """The browser sends the phrasebook with every star and every page load."""
+    from hunyuan_webui.web.page.store import PHRASEBOOK_LIMIT, star
+
+    book = [[f"{i} " + "早" * 10_000, "Early", "zh → en", "zh", "en", ""] for i in range(6)]
+    kept, _ = star(book, [], "谢谢。", "Thank you.", "zh", "en", "", "09:00",
+                   max_body_bytes=200_000)
+    assert [row[0] for row in kept] == ["谢谢。", book[0][0]]  # 50 kB: the newest two that fit
+    short = [[f"{i}", "x", "zh → en", "zh", "en", ""] for i in range(600)]
+    kept, _ = star(short, [], "谢谢。", "Thank you.", "zh", "en", "", "", max_body_bytes=200_000)
+    assert len(kept) == PHRASEBOOK_LIMIT and kept[0][0] == "谢谢。"

@@ -38,12 +38,12 @@ def newest_first(history: list[Any], row: list[str], live: bool = False) -> list
     return [row, *(item for item in history if _key(item) != _key(row))]
 
 
-def within_budget(history: list[Any], max_body_bytes: int) -> list[Any]:
-    """The newest rows that fit: at most HISTORY_LIMIT of them, and at most a quarter of the
-    request limit in bytes, as the browser sends them (JSON, UTF-8). The newest row is always
-    kept (it is the translation on screen); older rows go first."""
+def within_budget(rows: list[Any], max_body_bytes: int, limit: int = HISTORY_LIMIT) -> list[Any]:
+    """The newest rows that fit: at most ``limit`` of them, and at most a quarter of the request
+    limit in bytes, as the browser sends them (JSON, UTF-8). The newest row is always kept (it is
+    the translation on screen); older rows go first. The phrasebook is bounded the same way."""
     budget, used, kept = max_body_bytes // HISTORY_SHARE, 0, []
-    for row in history[:HISTORY_LIMIT]:
+    for row in rows[:limit]:
         used += len(json.dumps(row, ensure_ascii=False).encode("utf-8", "surrogatepass")) + 1
         if kept and used > budget:
             break

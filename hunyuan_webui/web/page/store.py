@@ -17,6 +17,7 @@ from typing import Any
 import gradio as gr
 
 from hunyuan_webui import languages
+from hunyuan_webui.web.page.history import within_budget
 from hunyuan_webui.web.page.report import phrasebook_rows
 from hunyuan_webui.web.page.text import say, ui_lang
 
@@ -56,9 +57,11 @@ def _pair_of(history: Any, text: str, output: str, source: str, target: str,
 
 
 def star(phrasebook: Any, history: Any, text: str, output: str, source: str, target: str,
-         detected: str, when: str, visitor: gr.Request | None = None) -> tuple[Any, Any]:
+         detected: str, when: str, visitor: gr.Request | None = None, *,
+         max_body_bytes: int) -> tuple[Any, Any]:
     """The star by the output: the translation on screen into the phrasebook, at its top (once:
-    saving it again moves it there)."""
+    saving it again moves it there). The browser sends the phrasebook with every star and page
+    load, so it is bounded as the history is: its oldest entries go first."""
     lang = ui_lang(visitor)
     text, output = text or "", output or ""
     if not output.strip():
@@ -66,7 +69,7 @@ def star(phrasebook: Any, history: Any, text: str, output: str, source: str, tar
     sl, tl = _pair_of(history, text, output, source, target, detected or "")
     entry = [text, output, f"{sl} → {tl}", sl, tl, (when or "")[:40]]
     kept = [_row(row) for row in phrasebook or [] if not _same(row, entry)]
-    entries = [entry, *kept][:PHRASEBOOK_LIMIT]
+    entries = within_budget([entry, *kept], max_body_bytes, PHRASEBOOK_LIMIT)
     gr.Info(say(lang, "starred"))
     return entries, phrasebook_rows(entries, lang)
 

@@ -36,6 +36,7 @@ from hunyuan_webui.service.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
+from hunyuan_webui.web.page import store
 from hunyuan_webui.web.page.aligned import reading, sentence_view
 from hunyuan_webui.web.page.errors import friendly
 from hunyuan_webui.web.page.files import FileListeners
@@ -338,6 +339,13 @@ class TranslatorUI(FileListeners):
         lang = ui_lang(visitor)
         return (history_rows(history, lang), glossary_table(glossary_rows(glossary), lang),
                 phrasebook_rows(phrasebook, lang))
+
+    def star(self, phrasebook: Any, history: Any, text: str, output: str, source: str,
+             target: str, detected: str, when: str,
+             visitor: gr.Request | None = None) -> tuple[Any, Any]:
+        """The star by the output (store.py), within this server's request limit."""
+        return store.star(phrasebook, history, text, output, source, target, detected, when,
+                          visitor, max_body_bytes=self.translator.settings.max_body_bytes)
 
     @staticmethod
     def clear_history(visitor: gr.Request | None = None) -> tuple[Any, Any]:
