@@ -70,9 +70,9 @@ def test_into_chinese_no_space_follows_a_full_stop(translator):
 # -- the page's HTML ---------------------------------------------------------------------------
 def test_the_sentence_view_marks_only_what_the_alignment_knows():
     view = sentence_view(ZH_TWO, EN_TWO, ((0, 7, 0, 26), (7, 13, 27, 44)), "zh", "en", "zh")
-    assert '<span class="hymt-seg" data-seg="1">我们明天见。</span>' in view
-    assert ('<span class="hymt-seg" data-seg="0">The weather is nice today.</span> '
-            '<span class="hymt-seg" data-seg="1">See you tomorrow.</span>') in view
+    assert '<span class="hymt-seg" data-seg="1" tabindex="0">我们明天见。</span>' in view
+    assert ('<span class="hymt-seg" data-seg="0" tabindex="0">The weather is nice today.</span> '
+            '<span class="hymt-seg" data-seg="1" tabindex="0">See you tomorrow.</span>') in view
     assert say("zh", "sentences_title") in view
     assert f'data-hymt-src="{text_key(ZH_TWO)}"' in view
     # One sentence, an alignment that does not fit the texts, or none: no view at all.
@@ -131,6 +131,23 @@ def test_desktop_pointing_at_a_sentence_marks_its_counterpart_and_pinyin_reads_t
     assert page.evaluate(OUTPUT) == EN_TWO  # the box itself stays plain text
     assert page.locator("#source-romanized .hymt-reading").count() == 0  # toggle off
 
+    # The keyboard reaches the sentences too: Tab marks as pointing does, Enter pins.
+    page.mouse.move(0, 0)
+    page.locator("#input-box textarea").focus()
+    for _ in range(40):  # past the buttons and the output box, to the sentence view
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.dataset?.seg") is not None:
+            break
+    assert page.evaluate("document.activeElement.closest('#align-source') !== null")
+    expect(target[0]).to_have_class(MARKED)
+    page.keyboard.press("Tab")
+    expect(target[1]).to_have_class(MARKED)
+    expect(target[0]).not_to_have_class(MARKED)
+    page.keyboard.press("Enter")  # pinned: it stays marked when the focus leaves
+    page.locator("#input-box textarea").focus()
+    expect(target[1]).to_have_class(MARKED)
+    expect(source[1]).to_have_class(MARKED)
+
     last_run = page.locator("#progress").inner_text()
     page.locator("#romanize input[type=checkbox]").check()
     expect(page.locator("#source-romanized .hymt-reading")).to_have_text(ZH_TWO_PINYIN)
@@ -171,6 +188,8 @@ def test_phone_tapping_a_sentence_marks_its_counterpart_and_the_toggle_acts_at_o
     target[0].tap()  # and the other way
     expect(source[0]).to_have_class(MARKED)
     expect(source[1]).not_to_have_class(MARKED)
+    target[0].tap()  # a second tap unmarks (the tap's focus does not hold the mark)
+    expect(source[0]).not_to_have_class(MARKED)
 
     last_run = page.locator("#progress").inner_text()
     box = page.locator("#romanize input[type=checkbox]")

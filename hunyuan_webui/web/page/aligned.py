@@ -78,7 +78,9 @@ def _spans(text: str, spans: list[tuple[int, int]]) -> str:
     out, at = [], 0
     for i, (start, end) in enumerate(spans):
         out.append(html.escape(text[at:start]))
-        out.append(f'<span class="hymt-seg" data-seg="{i}">{html.escape(text[start:end])}</span>')
+        # Reached with Tab too (scripts/22-highlight.js: focus marks, Enter or Space pins).
+        out.append(f'<span class="hymt-seg" data-seg="{i}" tabindex="0">'
+                   f'{html.escape(text[start:end])}</span>')
         at = end
     out.append(html.escape(text[at:]))
     return "".join(out)

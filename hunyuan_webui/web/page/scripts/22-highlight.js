@@ -1,6 +1,7 @@
 // Sentence highlight (issue 25): in the sentence view under the boxes (web/page/aligned.py),
-// pointing at a sentence with a mouse, or tapping it, marks it and its counterpart on the other
-// side (the same data-seg). A tapped sentence stays marked until the next tap.
+// pointing at a sentence with a mouse, tapping it, or reaching it with Tab marks it and its
+// counterpart on the other side (the same data-seg). A tapped sentence (or one Enter or Space
+// pressed on) stays marked until the next tap.
 // The view and the readings (pinyin...) name the texts they were made for (data-hymt-src,
 // data-hymt-out: a key of the source and of the output box's text); once a box holds something
 // else (an edit, Swap, Clear, a history row), they hide, so they never describe a text that has
@@ -30,12 +31,32 @@
     pointed = null;
     mark();
   });
-  document.addEventListener('click', (e) => {
-    const seg = segOf(e);
+  const pin = (seg) => {
     if (seg) pinned = pinned === seg.dataset.seg ? null : seg.dataset.seg;
     else if (pinned !== null) pinned = null;
     else return;
     mark();
+  };
+  document.addEventListener('click', (e) => pin(segOf(e)));
+  // The keyboard: a sentence reached with Tab is marked as one pointed at; Enter or Space pins.
+  document.addEventListener('focusin', (e) => {
+    const seg = segOf(e);
+    // Only the keyboard's focus: a tap focuses the sentence too, and a second tap unpins it.
+    if (!seg || !seg.matches(':focus-visible')) return;
+    pointed = seg.dataset.seg;
+    mark();
+  });
+  document.addEventListener('focusout', (e) => {
+    const seg = segOf(e);
+    if (!seg || seg.contains(e.relatedTarget)) return;
+    pointed = null;
+    mark();
+  });
+  document.addEventListener('keydown', (e) => {
+    const seg = segOf(e);
+    if (!seg || (e.key !== 'Enter' && e.key !== ' ')) return;
+    e.preventDefault();  // Space would scroll the page
+    pin(seg);
   });
 
   const key = (text) => {
