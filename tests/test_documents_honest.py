@@ -13,11 +13,12 @@ from __future__ import annotations
 import csv
 import io
 
+import docx
 import pytest
 
 from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.files import FileResult, translate_file
-from hunyuan_webui.files.common import space_spans
+from hunyuan_webui.files.common import close_up_spans, space_spans
 from hunyuan_webui.service import FileJob, TranslationRequest
 
 # A class's homework as a spreadsheet: English headers, Chinese answers (demo phrases).
@@ -172,6 +173,43 @@ def test_a_pptx_keeps_a_space_between_runs_of_different_formatting():
 ])
 def test_space_spans(spans, gap, expected):
     assert space_spans(spans, gap) == expected
+
+
+# Per span: (touches the one before, was translated).
+FIRST, T, U = (False, True), (True, True), (True, False)
+
+
+@pytest.mark.parametrize(("texts", "kinds", "target", "expected"), [
+    # The space after a Chinese full stop, wherever the runs put it, goes.
+    (["谢谢。 ", "请坐。"], [FIRST, T], "zh", ["谢谢。", "请坐。"]),
+    (["谢谢。", " 请坐。"], [FIRST, T], "zh", ["谢谢。", "请坐。"]),
+    (["谢谢。", " ", "请坐。"], [FIRST, U, T], "zh", ["谢谢。", "", "请坐。"]),
+    (["ありがとう。", " ", "座って。"], [FIRST, U, T], "ja", ["ありがとう。", "", "座って。"]),
+    # It stays into a spaced language, after no full stop, between spans that do not touch (a
+    # tab or a break between them), and before what was not translated.
+    (["Merci.", " Asseyez-vous."], [FIRST, T], "fr", ["Merci.", " Asseyez-vous."]),
+    (["谢谢", " 请坐。"], [FIRST, T], "zh", ["谢谢", " 请坐。"]),
+    (["谢谢。", " 请坐。"], [FIRST, (False, True)], "zh", ["谢谢。", " 请坐。"]),
+    (["谢谢。", " 3"], [FIRST, U], "zh", ["谢谢。", " 3"]),
+])
+def test_close_up_spans(texts, kinds, target, expected):
+    assert close_up_spans(texts, kinds, target) == expected
+
+
+def test_a_word_document_into_chinese_has_no_space_after_a_bold_sentence():
+    """"**Thank you.** Please sit down." came back "**谢谢。** 请坐。": the space between the
+    runs, kept as layout, is a typo after a Chinese full stop."""
+    document = docx.Document()
+    paragraph = document.add_paragraph()
+    paragraph.add_run("Thank you.").bold = True
+    paragraph.add_run(" Please sit down.")
+    out = io.BytesIO()
+    document.save(out)
+    table = {"Thank you.": "谢谢。", "Please sit down.": "请坐。"}
+    result = translate_file("a.docx", out.getvalue(), lambda s: [table[x] for x in s], lang="en",
+                            target_lang="zh")
+    runs = docx.Document(io.BytesIO(result.data)).paragraphs[0].runs
+    assert [(r.text, bool(r.bold)) for r in runs] == [("谢谢。", True), ("请坐。", False)]
 
 
 def test_the_documents_api_says_a_file_came_back_unchanged(translator):

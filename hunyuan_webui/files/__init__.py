@@ -32,7 +32,9 @@ Formats:
   SmartArt/chart text are not translated. Spans that touch in a script written without spaces
   (Chinese sentences in runs of different formatting, as Word splits runs at a change of
   language or font) are joined with a space in a spaced target language
-  (:func:`~hunyuan_webui.files.common.space_spans`): "…help. The weather…", not "…help.The…".
+  (:func:`~hunyuan_webui.files.common.space_spans`): "…help. The weather…", not "…help.The…";
+  into Chinese or Japanese, the space between two spans' sentences goes after a full stop
+  (:func:`~hunyuan_webui.files.common.close_up_spans`): "**谢谢。**请坐。", as in one span.
 - ``.html``: the standard library's HTML parser finds the text between tags; only those ranges
   are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
   byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated

@@ -32,11 +32,6 @@ class Batch:
         self.sent = 0
         self.headings: set[str] = set()  # segments of a table's header row: not the file's prose
 
-    @property
-    def sentence_gap(self) -> str:
-        """What goes between two sentences that touched in the source, in the target language."""
-        return languages.sentence_gap(self.target) if self.target else ""
-
     def mark_headings(self, text: str) -> None:
         """``text`` heads a table (a spreadsheet's first row): it is translated, but it does not
         tell which language the file is written in (:meth:`content`)."""
@@ -228,12 +223,42 @@ def first_line(exc: Exception) -> str:
 
 
 def spaced_rewrites(spans: Sequence[tuple[Any, str, bool, int | None]], rendered: Sequence[str],
-                    gap: str) -> Iterator[tuple[Any, str]]:
+                    target: str | None) -> Iterator[tuple[Any, str]]:
     """A paragraph's spans ``(nodes, source, touches, unit)`` to write back, with their new text:
-    the translated ones (``rendered[unit]``) and those that gained ``gap`` (:func:`space_spans`);
-    a span neither translated nor spaced is left as it was."""
+    the translated ones (``rendered[unit]``) and those whose spacing changed for ``target``
+    (:func:`space_spans`, :func:`close_up_spans`); any other span is left as it was."""
+    gap = languages.sentence_gap(target) if target else ""
     texts = space_spans([(text, text if unit is None else rendered[unit], touches)
                          for _, text, touches, unit in spans], gap)
+    texts = close_up_spans(texts, [(touches, unit is not None) for _, _, touches, unit in spans],
+                           target)
     for (nodes, text, _, unit), new in zip(spans, texts, strict=True):
         if unit is not None or new != text:
             yield nodes, new
+
+
+_HSPACE = " \t\u00a0\u3000"
+
+
+def close_up_spans(texts: Sequence[str], kinds: Sequence[tuple[bool, bool]],
+                   target: str | None) -> list[str]:
+    """Into Chinese or Japanese, no space after a full stop between the sentences of two spans,
+    as within one (``Document.render``): "**Thank you.** Please sit down." is "**谢谢。**请坐。".
+    ``kinds``: per span, whether it touches the one before and whether it was translated. The
+    spacing may lie at the end of the first, in spans of spaces between, or at the start of the
+    next."""
+    out, last = list(texts), None  # last: the translated span with text before this one
+    for i, text in enumerate(out):
+        touches, translated = kinds[i]
+        if not touches:
+            last = None
+        if not text.strip(_HSPACE):
+            continue  # spaces only: kept or dropped with what follows
+        if last is not None and translated and target:
+            core, lead = out[last].rstrip(_HSPACE), text[:len(text) - len(text.lstrip(_HSPACE))]
+            space = out[last][len(core):] + "".join(out[last + 1:i]) + lead
+            if languages.closes_up(target, core, space):
+                out[last + 1:i] = [""] * (i - last - 1)
+                out[last], out[i] = core, text[len(lead):]
+        last = i if translated else None
+    return out

@@ -95,7 +95,7 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
 
     def finish(rendered: list[str]) -> bytes:
         for spans in paragraphs:
-            for nodes, new in spaced_rewrites(spans, rendered, batch.sentence_gap):
+            for nodes, new in spaced_rewrites(spans, rendered, batch.target):
                 nodes[0].text = new
                 if kind is XLSX:
                     nodes[0].set(_XML_SPACE, "preserve")

@@ -55,7 +55,7 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
 
     def finish(rendered: list[str]) -> bytes:
         for spans in paragraphs:
-            for nodes, new in spaced_rewrites(spans, rendered, batch.sentence_gap):
+            for nodes, new in spaced_rewrites(spans, rendered, batch.target):
                 first = nodes[0]
                 first.text = new
                 first.set(_XML_SPACE, "preserve")
