@@ -119,13 +119,14 @@ def sentence_gap(code: str) -> str:
 # between two English sentences is not kept between their translations.
 CLOSED_UP = frozenset({"zh", "zh-Hant", "yue", "ja"})
 FULL_WIDTH_ENDS = frozenset("。！？；…」』）”’")
+HORIZONTAL_SPACE = " \t\u00a0\u3000"  # the spacing between two sentences on one line
 
 
 def closes_up(code: str, translated: str, gap: str) -> bool:
     """Whether ``gap``, the source's spacing between two sentences, goes from between their
     translations into ``code``: only spaces on one line, after a full-width stop."""
     return (normalize(code) in CLOSED_UP and translated[-1:] in FULL_WIDTH_ENDS
-            and bool(gap) and not gap.strip(" \t\u00a0\u3000"))
+            and bool(gap) and not gap.strip(HORIZONTAL_SPACE))
 
 
 # Names other tools put in prompts for the same languages (their "{{to}}" placeholders), besides

@@ -237,9 +237,6 @@ def spaced_rewrites(spans: Sequence[tuple[Any, str, bool, int | None]], rendered
             yield nodes, new
 
 
-_HSPACE = " \t\u00a0\u3000"
-
-
 def close_up_spans(texts: Sequence[str], kinds: Sequence[tuple[bool, bool]],
                    target: str | None) -> list[str]:
     """Into Chinese or Japanese, no space after a full stop between the sentences of two spans,
@@ -247,15 +244,17 @@ def close_up_spans(texts: Sequence[str], kinds: Sequence[tuple[bool, bool]],
     ``kinds``: per span, whether it touches the one before and whether it was translated. The
     spacing may lie at the end of the first, in spans of spaces between, or at the start of the
     next."""
+    space_chars = languages.HORIZONTAL_SPACE
     out, last = list(texts), None  # last: the translated span with text before this one
     for i, text in enumerate(out):
         touches, translated = kinds[i]
         if not touches:
             last = None
-        if not text.strip(_HSPACE):
+        if not text.strip(space_chars):
             continue  # spaces only: kept or dropped with what follows
         if last is not None and translated and target:
-            core, lead = out[last].rstrip(_HSPACE), text[:len(text) - len(text.lstrip(_HSPACE))]
+            core = out[last].rstrip(space_chars)
+            lead = text[:len(text) - len(text.lstrip(space_chars))]
             space = out[last][len(core):] + "".join(out[last + 1:i]) + lead
             if languages.closes_up(target, core, space):
                 out[last + 1:i] = [""] * (i - last - 1)
