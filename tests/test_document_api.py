@@ -20,7 +20,12 @@ from apphelpers import running_app
 
 from hunyuan_webui.errors import RateLimitError
 from hunyuan_webui.service import TranslationRequest
-from hunyuan_webui.service.documents import DONE, ERROR, DocumentJobs, DocumentNotFoundError
+from hunyuan_webui.service.operations.documents import (
+    DONE,
+    ERROR,
+    DocumentJobs,
+    DocumentNotFoundError,
+)
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 

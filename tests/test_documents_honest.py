@@ -215,7 +215,7 @@ def test_a_word_document_into_chinese_has_no_space_after_a_bold_sentence():
 def test_the_documents_api_says_a_file_came_back_unchanged(translator):
     """/v1/documents (no language to switch to): the status says how many segments came back as
     they were, and why, beside its other counts."""
-    from hunyuan_webui.service.documents import DONE, DocumentJobs
+    from hunyuan_webui.service.operations.documents import DONE, DocumentJobs
     from hunyuan_webui.web.protocols.documents import _status
 
     jobs = DocumentJobs(translator, ttl=60)

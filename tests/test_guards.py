@@ -1,4 +1,4 @@
-"""The answer guards (service.guards, service.guarded) on answers we control: pure checks, and
+"""The answer guards (service.checks.answers, service.checks.watch) on answers we control: pure checks, and
 the translator over a scripted fake engine (no model loaded)."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from hunyuan_webui.demo.phrases import load_phrases
 from hunyuan_webui.detect import LanguageDetector
 from hunyuan_webui.prompts import alternative_prompt
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.service.budget import answer_budget
-from hunyuan_webui.service.guarded import Watch
-from hunyuan_webui.service.guards import Guards, find_loop
+from hunyuan_webui.service.checks.answers import Guards, find_loop
+from hunyuan_webui.service.checks.budget import answer_budget
+from hunyuan_webui.service.checks.watch import Watch
 from hunyuan_webui.settings import Settings, from_sources
 from hunyuan_webui.web.page.report import last_run_markdown
 

@@ -37,7 +37,7 @@ from hunyuan_webui.demo.model import load_phrases
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.engine.base import options_per_prompt
 from hunyuan_webui.service import LongText, TranslationRequest, Translator
-from hunyuan_webui.service.translator import NOTHING_TO_TRANSLATE
+from hunyuan_webui.service.translate.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.web.page.layout import EXAMPLES, _example_label
 from hunyuan_webui.web.page.text import MESSAGES

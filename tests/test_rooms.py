@@ -20,8 +20,8 @@ from roomhelpers import Reader, close_all, wait_for
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.demo_model import load_phrases
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.room_transcript import render
 from hunyuan_webui.service.rooms import RoomLimits, Rooms
+from hunyuan_webui.service.rooms.transcript import render
 
 pytestmark = pytest.mark.slow
 TABLE = {(p.source_lang, p.target_lang, p.source): p.target for p in load_phrases()}

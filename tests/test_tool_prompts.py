@@ -21,7 +21,7 @@ from openai import OpenAI
 
 from hunyuan_webui import tool_prompts
 from hunyuan_webui.engine import DecodingOptions
-from hunyuan_webui.service.items import runs
+from hunyuan_webui.service.operations.items import runs
 
 KEY = "sk-tools-key"
 IMMERSIVE_SYSTEM = (
@@ -379,7 +379,7 @@ def test_the_key_may_come_as_a_token_parameter(keys_app, path, body):
 
 
 def test_markup_runs_copy_tags_and_ignored_elements():
-    from hunyuan_webui.service import markup
+    from hunyuan_webui.service.operations import markup
 
     text = ('<p a="1">Tom &amp; Jerry<x>skip <x>inner</x> me</x><br>after</p>'
             '<script>var a = "<b>";</script>')

@@ -18,7 +18,7 @@ from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.filejob import FILE_TYPES
+from hunyuan_webui.service.operations.filejob import FILE_TYPES
 from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from hunyuan_webui import modes
-from hunyuan_webui.service import items
+from hunyuan_webui.service.operations import items
 from hunyuan_webui.web.page.text import LABELS
 
 # -- the status line --------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 reader they share.
 
 A :class:`Strategy` submits a document's segments and yields its text piece by piece, in document
-order: :class:`~hunyuan_webui.service.sentences.Sentences` (one prompt per sentence, through the
-cache and the in-flight table) and :class:`~hunyuan_webui.service.paragraphs.Paragraphs`
+order: :class:`~hunyuan_webui.service.translate.sentences.Sentences` (one prompt per sentence, through the
+cache and the in-flight table) and :class:`~hunyuan_webui.service.translate.paragraphs.Paragraphs`
 (formatted, alternatives and ensemble modes: one paragraph at a time, their first phase batched).
 The :class:`Reader` holds every sequence a job reads, so one ``release()`` lets them all go.
 """
@@ -16,8 +16,8 @@ from typing import Any
 
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.segment import Document
-from hunyuan_webui.service.backend import Backend
-from hunyuan_webui.service.request import TranslationRequest
+from hunyuan_webui.service.translate.backend import Backend
+from hunyuan_webui.service.translate.request import TranslationRequest
 
 READ_POLL_S = 0.25  # how often a reader waiting for text checks whether its job was cancelled
 
@@ -77,7 +77,7 @@ class Strategy:
         self.alternatives: list[tuple[str, ...]] = []  # per paragraph, alternatives mode
         self.candidates: list[tuple[str, ...]] = []  # per paragraph, ensemble mode
         self.notices: list[str] = []  # found while translating
-        self.warnings: list[dict[str, Any]] = []  # per marked segment (service.guarded)
+        self.warnings: list[dict[str, Any]] = []  # per marked segment (service.checks.watch)
 
     def prime(self) -> None:
         """Submit the first segments now, without reading (so several jobs batch together)."""

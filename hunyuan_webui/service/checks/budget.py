@@ -4,7 +4,7 @@ Real models that loop or never emit their end token run to the token cap (2048 b
 three-word sentence. Translations are not that elastic: an answer's length is its source's times a
 ratio that depends on the two writing systems (Chinese says in 10 characters what English says in
 about 30), so each segment gets a budget of characters with generous headroom, and the loop guard
-(:mod:`hunyuan_webui.service.guards`) stops an answer that outgrows it. The engine's own token cap
+(:mod:`hunyuan_webui.service.checks.answers`) stops an answer that outgrows it. The engine's own token cap
 (``--max-new-tokens``) still applies on top.
 """
 

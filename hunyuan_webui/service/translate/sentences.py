@@ -1,7 +1,7 @@
 """The sentence strategy (translate, context and glossary modes): one prompt per segment.
 
 Each segment is looked up in the phrase cache; the rest are submitted through the in-flight table
-(:mod:`hunyuan_webui.service.inflight`) at most ``backend.window`` ahead of the one being read, so
+(:mod:`hunyuan_webui.service.translate.inflight`) at most ``backend.window`` ahead of the one being read, so
 one long document never fills every batch slot, and streamed in document order, cached ones at
 once. A sentence that occurs twice in the document is generated once.
 """
@@ -15,8 +15,8 @@ from typing import Any
 from hunyuan_webui import languages
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import BusyError
-from hunyuan_webui.service.guarded import GuardedSegment
-from hunyuan_webui.service.strategy import Strategy
+from hunyuan_webui.service.checks.watch import GuardedSegment
+from hunyuan_webui.service.translate.strategy import Strategy
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
 

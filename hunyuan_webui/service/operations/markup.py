@@ -19,7 +19,7 @@ from collections.abc import Iterable
 import regex
 
 from hunyuan_webui.segment import is_translatable
-from hunyuan_webui.service.items import Run
+from hunyuan_webui.service.operations.items import Run
 
 TAG = regex.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^<>]*>"
                     r"|<(?P<close>/)?(?P<name>[A-Za-z_][\w:.-]*)(?P<attrs>[^<>]*?)(?P<empty>/)?>",

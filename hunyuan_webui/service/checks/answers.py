@@ -16,7 +16,7 @@ holds the checks, each a pure function of the texts:
 
 :class:`Guards` is what the service holds: which guards are on, the detector, the retry prompt and
 the event counts for ``/metrics``. What a segment does with them (hold, stop, retry, mark) is
-:mod:`hunyuan_webui.service.guarded`.
+:mod:`hunyuan_webui.service.checks.watch`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A protocol (DeepL's ``/v2/document``, the JSON API's ``/v1/documents``) hands a file to
 :meth:`DocumentJobs.submit` and answers at once with the document's id and key; the file is
-translated by a :class:`~hunyuan_webui.service.filejob.FileJob` on a thread of its own, and the
+translated by a :class:`~hunyuan_webui.service.operations.filejob.FileJob` on a thread of its own, and the
 caller polls :meth:`DocumentJobs.get` until the document is ``done`` (or ``error``), then fetches
 the result. The store is bounded on every side:
 
@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING
 
 from hunyuan_webui.errors import CancelledError, InputError, RateLimitError, TranslatorError
 from hunyuan_webui.files import FileResult
-from hunyuan_webui.service.filejob import FileJob
-from hunyuan_webui.service.request import TranslationRequest
+from hunyuan_webui.service.operations.filejob import FileJob
+from hunyuan_webui.service.translate.request import TranslationRequest
 
 if TYPE_CHECKING:
-    from hunyuan_webui.service.translator import Translator
+    from hunyuan_webui.service.translate.translator import Translator
 
 QUEUED, TRANSLATING, DONE, ERROR, CANCELLED = "queued", "translating", "done", "error", "cancelled"
 DEADLINE_S = 900.0  # one document's longest run

@@ -1,7 +1,7 @@
 """What a translation in progress needs from the service, and nothing more.
 
-A :class:`~hunyuan_webui.service.job.Job` reads its model, engines, cache and in-flight table
-through a :class:`Backend`, which the :class:`~hunyuan_webui.service.translator.Translator` builds
+A :class:`~hunyuan_webui.service.translate.job.Job` reads its model, engines, cache and in-flight table
+through a :class:`Backend`, which the :class:`~hunyuan_webui.service.translate.translator.Translator` builds
 once. So a job never reaches back into the translator, and the two modules do not import each
 other.
 """
@@ -14,9 +14,9 @@ from hunyuan_webui import modes
 from hunyuan_webui.cache import PhraseCache, cache_key
 from hunyuan_webui.engine import Engine
 from hunyuan_webui.models import ModelSpec
-from hunyuan_webui.service.guards import Guards
-from hunyuan_webui.service.inflight import Flights
-from hunyuan_webui.service.request import TranslationRequest
+from hunyuan_webui.service.checks.answers import Guards
+from hunyuan_webui.service.translate.inflight import Flights
+from hunyuan_webui.service.translate.request import TranslationRequest
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class Backend:
     def writes_cache(self, request: TranslationRequest) -> bool:
         """Are this request's answers stored? Also when it asked for a fresh one (Retranslate):
         the fresh answer replaces the old. With the guards on, only an answer that passed them
-        is stored, by the reader that judged it (:mod:`hunyuan_webui.service.guarded`)."""
+        is stored, by the reader that judged it (:mod:`hunyuan_webui.service.checks.watch`)."""
         return (self.cache is not None and self.cache.enabled
                 and request.mode not in modes.PARAGRAPH_MODES)
 

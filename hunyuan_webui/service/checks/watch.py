@@ -1,4 +1,4 @@
-"""One segment read through the guards (:mod:`hunyuan_webui.service.guards`): hold, stop, retry,
+"""One segment read through the guards (:mod:`hunyuan_webui.service.checks.answers`): hold, stop, retry,
 mark.
 
 While an answer streams, a :class:`Watch` decides what may be shown yet:
@@ -22,15 +22,15 @@ marked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
-from hunyuan_webui.engine import DecodingOptions, Stream
+from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.prompts import alternative_prompt
-from hunyuan_webui.service.budget import answer_budget, ratio
-from hunyuan_webui.service.guards import (
+from hunyuan_webui.service.checks.answers import (
     COPY,
     LANGUAGE,
     LENGTH,
@@ -49,13 +49,25 @@ from hunyuan_webui.service.guards import (
     repeats_itself,
     target_share,
 )
-from hunyuan_webui.service.strategy import Reader
+from hunyuan_webui.service.checks.budget import answer_budget, ratio
 
 LOOP_CHECK_CHARS = 8  # look for a loop each time the answer has grown this much
 RETRY_PENALTY = 1.2  # at least this repetition penalty when a loop is retried
 PENALTY_STEP = 0.15
 SHOW_LAG = 24  # characters kept back from a shown answer, so a loop is cut before it shows
 SPACELESS = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "my", "km", "bo"})  # no word breaks
+
+
+class Reader(Protocol):
+    """What a segment is read through: the job's reader
+    (:class:`hunyuan_webui.service.translate.strategy.Reader`), which the checks need not know."""
+
+    cancelled: threading.Event
+
+    def read(self, stream: Stream) -> Iterator[str]: ...
+
+    def submit(self, engine: Engine, prompts: Sequence[str],
+               options: Sequence[DecodingOptions]) -> list[Stream]: ...
 
 
 class Watch:

@@ -1,11 +1,11 @@
 """One translation in progress: the streaming primitive every front end reads.
 
-:meth:`Translator.start <hunyuan_webui.service.translator.Translator.start>` validates a request
-and returns a :class:`Job`. Iterating it yields :class:`~hunyuan_webui.service.request.Update`
+:meth:`Translator.start <hunyuan_webui.service.translate.translator.Translator.start>` validates a request
+and returns a :class:`Job`. Iterating it yields :class:`~hunyuan_webui.service.translate.request.Update`
 objects whose ``delta`` strings concatenate to exactly the final text (layout included); the last
-one carries the :class:`~hunyuan_webui.service.request.TranslationResult`. A whole translation is
+one carries the :class:`~hunyuan_webui.service.translate.request.TranslationResult`. A whole translation is
 ``job.result()``, derived from the same iteration. How the segments become text is the job's
-strategy (:mod:`hunyuan_webui.service.strategy`).
+strategy (:mod:`hunyuan_webui.service.translate.strategy`).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from hunyuan_webui import modes
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.errors import CancelledError
 from hunyuan_webui.segment import Document
-from hunyuan_webui.service.request import TranslationRequest, TranslationResult, Update
-from hunyuan_webui.service.strategy import Reader, Strategy
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult, Update
+from hunyuan_webui.service.translate.strategy import Reader, Strategy
 
 
 class Job:
@@ -210,7 +210,7 @@ U = TypeVar("U", covariant=True)
 
 class Running(Protocol[U]):
     """What :func:`batched_updates` reads: a :class:`Job`, or a long text's parts
-    (:class:`~hunyuan_webui.service.longtext.LongText`); each update has a ``result``."""
+    (:class:`~hunyuan_webui.service.operations.longtext.LongText`); each update has a ``result``."""
 
     def __iter__(self) -> Iterator[U]: ...
 

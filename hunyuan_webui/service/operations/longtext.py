@@ -2,17 +2,17 @@
 
 One request is bounded by ``--max-input-chars`` and ``--max-input-tokens``; a text up to
 :data:`MAX_PARTS` times ``--max-input-chars`` is accepted and cut into parts that fit both
-(:mod:`hunyuan_webui.service.parts`), translated one after another (each after the first with the
+(:mod:`hunyuan_webui.service.operations.parts`), translated one after another (each after the first with the
 source language the first one found) and joined with the separators they had. The page, its
 ``/translate`` endpoint and ``POST /v1/translate`` (JSON and Server-Sent Events) all translate
 through :class:`LongText`, so they accept the same lengths and cut the same way. A text within
-one request's limits is one part: one :class:`~hunyuan_webui.service.job.Job`, whose result is
+one request's limits is one part: one :class:`~hunyuan_webui.service.translate.job.Job`, whose result is
 handed on unchanged.
 
 Iterating a :class:`LongText` yields :class:`PartUpdate` objects whose ``delta`` strings
 concatenate to the final text, the last one carrying the whole text's
-:class:`~hunyuan_webui.service.request.TranslationResult`; :meth:`LongText.updates` is the same
-for the event loop (one reader thread per operation, :func:`~hunyuan_webui.service.job.batched_updates`).
+:class:`~hunyuan_webui.service.translate.request.TranslationResult`; :meth:`LongText.updates` is the same
+for the event loop (one reader thread per operation, :func:`~hunyuan_webui.service.translate.job.batched_updates`).
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import anyio
 
 from hunyuan_webui import modes
 from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
-from hunyuan_webui.service.job import Job, batched_updates
-from hunyuan_webui.service.parts import separator, split_parts
-from hunyuan_webui.service.request import TranslationRequest, TranslationResult
+from hunyuan_webui.service.operations.parts import separator, split_parts
+from hunyuan_webui.service.translate.job import Job, batched_updates
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
 
 if TYPE_CHECKING:
-    from hunyuan_webui.service.translator import Translator
+    from hunyuan_webui.service.translate.translator import Translator
 
 MAX_PARTS = 10  # a text may be this many times --max-input-chars long, translated in parts
 

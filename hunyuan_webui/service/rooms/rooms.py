@@ -14,7 +14,7 @@ is logged, so a phone that slept reads it from the log when it is back.
 A language that arrives late (a student joins, or comes back after the room stopped translating
 for it) gets the room's recent sentences translated for it once. Questions from students reach
 the teacher translated; the teacher can show one to the room, which translates it like a
-sentence. The store is :mod:`hunyuan_webui.service.room_bus` (memory, or Redis when the phrase
+sentence. The store is :mod:`hunyuan_webui.service.rooms.bus` (memory, or Redis when the phrase
 cache uses it).
 """
 
@@ -40,10 +40,10 @@ from hunyuan_webui.errors import (
     TranslatorError,
 )
 from hunyuan_webui.segment import split_document
-from hunyuan_webui.service.job import Job
-from hunyuan_webui.service.request import TranslationRequest
-from hunyuan_webui.service.room_bus import Event, MemoryBus, RedisBus
-from hunyuan_webui.service.translator import Translator
+from hunyuan_webui.service.rooms.bus import Event, MemoryBus, RedisBus
+from hunyuan_webui.service.translate.job import Job
+from hunyuan_webui.service.translate.request import TranslationRequest
+from hunyuan_webui.service.translate.translator import Translator
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -48,9 +48,9 @@ class TranslationResult:
     glossary_missing: tuple[str, ...] = ()
     alternatives: tuple[str, ...] = ()  # alternatives mode: every variant, the first is ``text``
     candidates: tuple[str, ...] = ()  # ensemble mode: what Chimera fused
-    # Segments a guard marked (service.guards): {"segment", "code", "guard", "detected", ...}
+    # Segments a guard marked (service.checks.answers): {"segment", "code", "guard", "detected", ...}
     warnings: tuple[dict[str, Any], ...] = ()
-    # Which part of ``text`` translates which source segment (service.job), when every segment's
+    # Which part of ``text`` translates which source segment (service.translate.job), when every segment's
     # is known: (source start, source end, text start, text end) per segment, in characters.
     # Empty when not known (a long text's parts, a text returned unchanged).
     alignment: tuple[tuple[int, int, int, int], ...] = ()

@@ -3,11 +3,11 @@
 Data flows one way: request -> validation -> language detection -> segmentation -> phrase cache ->
 engine -> stream. The UI, the HTTP API, the command line and the library all call
 :meth:`Translator.start`, which checks everything that can be checked before any model work and
-returns a :class:`~hunyuan_webui.service.job.Job` to iterate.
+returns a :class:`~hunyuan_webui.service.translate.job.Job` to iterate.
 
 Each distinct segment is looked up in the cache on its own, and identical segments in flight at
 the same time (in one document or across users) share one engine sequence
-(:mod:`hunyuan_webui.service.inflight`).
+(:mod:`hunyuan_webui.service.translate.inflight`).
 """
 
 from __future__ import annotations
@@ -37,14 +37,14 @@ from hunyuan_webui.segment import (
     split_document,
     whole_document,
 )
-from hunyuan_webui.service.backend import Backend
-from hunyuan_webui.service.guards import Guards
-from hunyuan_webui.service.inflight import Flights
-from hunyuan_webui.service.job import Job
-from hunyuan_webui.service.paragraphs import Paragraphs
-from hunyuan_webui.service.request import TranslationRequest, TranslationResult
-from hunyuan_webui.service.sentences import Sentences
-from hunyuan_webui.service.strategy import Reader
+from hunyuan_webui.service.checks.answers import Guards
+from hunyuan_webui.service.translate.backend import Backend
+from hunyuan_webui.service.translate.inflight import Flights
+from hunyuan_webui.service.translate.job import Job
+from hunyuan_webui.service.translate.paragraphs import Paragraphs
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
+from hunyuan_webui.service.translate.sentences import Sentences
+from hunyuan_webui.service.translate.strategy import Reader
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)

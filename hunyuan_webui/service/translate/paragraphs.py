@@ -18,7 +18,7 @@ from typing import Any
 from hunyuan_webui import modes, prompts, structured
 from hunyuan_webui.engine import DecodingOptions, Stream
 from hunyuan_webui.models import FORMATTED
-from hunyuan_webui.service.strategy import Strategy
+from hunyuan_webui.service.translate.strategy import Strategy
 
 
 class Paragraphs(Strategy):

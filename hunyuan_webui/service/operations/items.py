@@ -26,8 +26,8 @@ from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, InputTooLongError
 from hunyuan_webui.models import CONTEXT, TERMINOLOGY, TRANSLATE
 from hunyuan_webui.segment import is_translatable
-from hunyuan_webui.service.request import TranslationRequest, TranslationResult
-from hunyuan_webui.service.translator import Translator
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
+from hunyuan_webui.service.translate.translator import Translator
 
 KEPT = regex.compile(
     r"<(?P<block>code|pre)\b[^<>]*>.*?</(?P=block)\s*>"  # code is never translated

@@ -3,7 +3,7 @@
 :func:`hunyuan_webui.files.translate_file` parses a file, sends all its segments to one
 ``translate`` call and rebuilds the same kind of file; :class:`FileJob` gives it the service's
 segment loop (:meth:`Translator.translate_segments
-<hunyuan_webui.service.translator.Translator.translate_segments>`: one source language detected
+<hunyuan_webui.service.translate.translator.Translator.translate_segments>`: one source language detected
 over the whole file, segments batched a window ahead) and makes it an operation any front end can
 run: :meth:`FileJob.run` blocks (the command line, a worker), :meth:`FileJob.events` is an async
 iterator of :class:`FileProgress` events for the event loop (the page; a documents API), the last
@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from hunyuan_webui import files, languages
 from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
 from hunyuan_webui.files import FileResult
-from hunyuan_webui.service.request import TranslationRequest
+from hunyuan_webui.service.translate.request import TranslationRequest
 
 if TYPE_CHECKING:
-    from hunyuan_webui.service.translator import Translator
+    from hunyuan_webui.service.translate.translator import Translator
 
 FILE_TYPES = frozenset(files.SUPPORTED)  # what every front end accepts: one list
 
