@@ -16,7 +16,7 @@ from apphelpers import running_app
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from hunyuan_webui.web.page import fonts
+from hunyuan_webui.web import fonts
 
 NOTO = Path("/usr/share/fonts/truetype/noto")
 

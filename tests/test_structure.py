@@ -1,6 +1,8 @@
-"""The package keeps its shape: no import cycle between modules or folders, no import upward, the
-engine kinds' names in at most two files, no function over 60 lines, no module over 400
-(``scripts/check_structure.py``; a maintainer reads it to see what to split)."""
+"""The package keeps its shape: no import cycle between modules or folders, no import upward (at
+the package's top, and inside ``service/`` and ``web/``), no web module past the service's front
+door beyond the listed ones, the engine kinds' names in at most two files, no function over 60
+lines, no module over 400 (``scripts/check_structure.py``; a maintainer reads it to see what to
+split)."""
 
 from __future__ import annotations
 
@@ -54,6 +56,65 @@ def test_the_checker_refuses_an_import_upward_or_sideways(tmp_path):
     assert ("upward import: hunyuan_webui.models (middle) imports hunyuan_webui.engine "
             "(the same layer: middle)") in found
     assert "odd: in no layer (add it to LAYERS in scripts/check_structure.py)" in found
+
+
+def test_the_checker_refuses_an_import_upward_or_sideways_inside_a_folder(tmp_path):
+    """Inside ``service/`` the answer checks sit below the translator, and the operations and the
+    rooms are peers: an import up, or across, is refused as at the package's top."""
+    _package(tmp_path, {
+        "service/__init__.py": "from hunyuan_webui.service.translate import t\n",
+        "service/checks/__init__.py": "", "service/checks/watch.py":
+        "from hunyuan_webui.service.translate.strategy import Reader\n",
+        "service/translate/__init__.py": "", "service/translate/strategy.py": "Reader = 1\n",
+        "service/operations/__init__.py": "", "service/operations/items.py":
+        "from hunyuan_webui.service.rooms import bus\n",
+        "service/rooms/__init__.py": "", "service/rooms/bus.py": "x = 1\n",
+        "service/speech.py": ""})
+    layers = (("all", frozenset({"service", "__init__"})),)
+    found = check_structure.problems(tmp_path, layers=layers)
+    assert ("upward import: hunyuan_webui.service.checks.watch (answer checks) imports "
+            "hunyuan_webui.service.translate.strategy (a higher layer: one translation)") in found
+    assert ("upward import: hunyuan_webui.service.operations.items (operations, rooms) imports "
+            "hunyuan_webui.service.rooms.bus (the same layer: operations, rooms)") in found
+    assert ("speech: in no layer (add it to INNER_LAYERS['service'] in "
+            "scripts/check_structure.py)") in {p.removeprefix("service/") for p in found}
+    assert len(found) == 3, found
+
+
+def test_the_checker_refuses_a_web_module_past_the_front_door_unless_listed(tmp_path):
+    """The web layer translates through the Translator: a web module that imports the long-text
+    or job modules (or their names through ``hunyuan_webui.service``), or reads a translator's
+    ``.engine``, is refused; the reaches listed as known are reported instead, and a listed one
+    that no longer happens must be deleted from the list."""
+    _package(tmp_path, {
+        "web/__init__.py": "", "web/page/__init__.py": "",
+        "web/page/ui.py": "from hunyuan_webui.service.operations.longtext import max_chars\n",
+        "web/protocols/__init__.py": "",
+        "web/protocols/v1.py": "from hunyuan_webui.service import LongText, Translator\n"
+                               "def status(t):\n    return t.engine.status()\n",
+        "web/protocols/openai.py": "from hunyuan_webui.service.translate import job\n"
+                                   "import hunyuan_webui.engine\n"
+                                   "kind = hunyuan_webui.engine.KIND\n",
+        "engine.py": "", "service/__init__.py": "", "service/operations/__init__.py": "",
+        "service/operations/longtext.py": "", "service/translate/__init__.py": "",
+        "service/translate/job.py": ""})
+    none: dict = {}
+    layers = tuple((n, frozenset(u)) for n, u in (("engine", {"engine"}), ("service", {"service"}),
+                                                  ("web", {"web"}), ("top", {"__init__"})))
+    reaches = ["web/page/ui.py imports hunyuan_webui.service.operations.longtext",
+               "web/protocols/openai.py imports hunyuan_webui.service.translate.job",
+               "web/protocols/v1.py imports hunyuan_webui.service.operations.longtext",
+               "web/protocols/v1.py reads the translator's .engine"]
+    found = check_structure.problems(tmp_path, layers=layers, inner=none,
+                                     known_reaches=frozenset())
+    assert found == [f"past the service's front door: {line} (web/ translates through the "
+                     "Translator)" for line in reaches]
+    assert check_structure.problems(tmp_path, layers=layers, inner=none,
+                                    known_reaches=frozenset(reaches)) == []
+    stale = "web/page/live.py reads the translator's .engine"
+    assert check_structure.problems(tmp_path, layers=layers, inner=none,
+                                    known_reaches=frozenset([*reaches, stale])) == [
+        f"no longer happens, delete it from KNOWN_REACHES: {stale}"]
 
 
 def test_the_checker_counts_the_files_that_spell_an_engine_kind(tmp_path):

@@ -30,8 +30,8 @@ from hunyuan_webui.service.rooms import Rooms, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
+from hunyuan_webui.web import fonts
 from hunyuan_webui.web.classroom.stream import events
-from hunyuan_webui.web.page import fonts
 
 PREFIX = "/class"
 STATIC = Path(__file__).resolve().parent / "static"

@@ -5,7 +5,7 @@ the Ctrl/Cmd+Enter shortcut, the start-up choice of the language pair (a shared 
 ``?sl=&tl=&text=``, else the browser's language as the target), the character counter and the
 share link. The theme keeps Gradio's Soft look with system fonts (a browser falls back to the
 fonts below for Tibetan, Uyghur, Mongolian and CJK, and last to the copies the server lends,
-:mod:`~hunyuan_webui.web.page.fonts`) and colours that pass WCAG AA contrast in light and dark mode.
+:mod:`~hunyuan_webui.web.fonts`) and colours that pass WCAG AA contrast in light and dark mode.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from hunyuan_webui import languages
-from hunyuan_webui.web.page.fonts import FAMILIES
+from hunyuan_webui.web.fonts import FAMILIES
 from hunyuan_webui.web.page.text import LABELS, picker_search
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)

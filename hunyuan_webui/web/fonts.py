@@ -1,5 +1,5 @@
-"""Fonts the page lends to browsers that lack them: Tibetan, Mongolian and the Arabic script
-(Uyghur).
+"""Fonts the server lends to browsers that lack them, for the page and the class pages alike:
+Tibetan, Mongolian and the Arabic script (Uyghur).
 
 Windows, macOS and Android have fonts for these scripts; a fresh Linux browser (a classroom's
 Chromebooks, a kiosk) often does not, and shows Tibetan or Uyghur examples as rows of boxes. When
