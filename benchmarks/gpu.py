@@ -22,7 +22,7 @@ Progress goes to stderr, stamped with the elapsed time; the markdown table to st
 ``--doc`` between :data:`DOC_START` and :data:`DOC_END`. ``--from-json FILE --doc PATH`` renders
 a saved run (e.g. one brought back from the GPU machine) without measuring anything.
 
-``--device cpu --size tiny --tokens 8`` runs the same code in seconds (tests/test_bench_gpu.py).
+``--device cpu --size tiny --tokens 8`` runs the same code in seconds (tests/service/test_bench_gpu.py).
 """
 
 from __future__ import annotations

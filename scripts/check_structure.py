@@ -6,7 +6,7 @@ own the names (:data:`KIND_FILES`), a function over 60 lines or a module over 40
 
 Every import counts, including those inside functions and under ``TYPE_CHECKING``: a module that
 needs another only for type hints still depends on it, and a cycle of such needs is a circle a
-reader has to hold in their head. Run ``python scripts/check_structure.py``; ``tests/test_structure.py``
+reader has to hold in their head. Run ``python scripts/check_structure.py``; ``tests/fast/test_structure.py``
 runs it in the suite.
 """
 
