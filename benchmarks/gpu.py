@@ -1,4 +1,4 @@
-"""The GPU check (issue 14): the real 7B shape, random weights, our own engine, one prepared run.
+"""The GPU check: the real 7B shape, random weights, our own engine, one prepared run.
 
 ``python -m benchmarks.gpu`` builds a random-weight ``HunYuanDenseV1ForCausalLM`` of the real 7B
 shape in bf16 directly on the GPU (:func:`benchmarks.peers.build_checkpoint`: every stop and special

@@ -1,6 +1,6 @@
 """The page as a teacher and a class of students use it, in headless Chromium (Debian's).
 
-Each test is one finding of the classroom walk-through (issue 16), told from what a visitor
+Each test is one finding of the classroom walk-through, told from what a visitor
 sees: a phone shows the text, the pair and Translate on its first screen; a Chinese browser gets
 a Chinese page and Chinese as the default target; Swap exchanges the texts too; a history row
 brings its language pair back, and the history survives a reload; a shared link restores the

@@ -1,4 +1,4 @@
-"""The fonts the page lends to browsers without them (issue 16: Tibetan, Uyghur and Mongolian
+"""The fonts the page lends to browsers without them (Tibetan, Uyghur and Mongolian
 examples showed as boxes in a fresh browser, and the page shipped no font).
 
 The first tests need no model: which files are lent, the CSS, and that the route serves the

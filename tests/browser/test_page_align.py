@@ -1,4 +1,4 @@
-"""Sentence highlight and the readings (issue 25), at the service, the page's HTML and in Chromium.
+"""Sentence highlight and the readings, at the service, the page's HTML and in Chromium.
 
 Pointing at (desktop) or tapping (phone) a sentence of the sentence view marks its counterpart on
 the other side, from the service's alignment (which part of the translation is which source

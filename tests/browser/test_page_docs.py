@@ -1,4 +1,4 @@
-"""The page's documents and its bilingual export (issue 25.7), in headless Chromium, the demo
+"""The page's documents and its bilingual export, in headless Chromium, the demo
 model behind the page, desktop 1366x768 and a 390x844 phone, en-US and zh-CN.
 
 - A Chinese CSV on a Chinese page's default pair (auto → 简体中文) came back byte-identical with

@@ -1,4 +1,4 @@
-"""Listen and translate as you type (issue 25), in headless Chromium and at the rule.
+"""Listen and translate as you type, in headless Chromium and at the rule.
 
 Listen: headless Chromium has no voices, so each page gets a stand-in ``speechSynthesis`` (an
 init script) whose voices arrive late, as Chrome's do, and which records what it is asked to say.
@@ -250,7 +250,7 @@ def test_the_visitors_own_choice_wins_over_the_rule():
     assert _rule("cuda", 7.0).choose(False) is False
 
 
-# -- drafts, a new pair, Clear (the gaps issue 25's note left) ---------------------------------
+# -- drafts, a new pair, Clear (what the first version left out) ---------------------------------
 def _typed(translator, steps: list[tuple[str, str, bool]]) -> list[list[str]]:
     """Each step a (text, target, live) translation from English, as the page sends them one
     after another; answers the history after the last."""

@@ -1,4 +1,4 @@
-"""Issue 25, item 9, the smaller findings: each told from what a student sees.
+"""The smaller findings of a walk-through of the page: each told from what a student sees.
 
 - Three of the twelve example chips were not in the demo model's table (ug → zh gave an empty
   answer labelled "From the phrase cache"): every chip now gives its exact demo translation, and

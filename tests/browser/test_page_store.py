@@ -1,4 +1,4 @@
-"""What the page keeps in the visitor's browser (issue 25): the phrasebook, the history, the
+"""What the page keeps in the visitor's browser: the phrasebook, the history, the
 glossary; and what it says of a glossary and of alternatives after a translation.
 
 A starred translation is in the phrasebook after a reload, and the one export holds it and the

@@ -1,4 +1,4 @@
-"""The page a student sees (issue 25), in headless Chromium and at the listeners.
+"""The page a student sees, in headless Chromium and at the listeners.
 
 A multi-sentence translation streams into a visible output box (Gradio's progress tracker beside
 it, not over it); a Chinese text on the default pair auto → 简体中文 is translated into English,

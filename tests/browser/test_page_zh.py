@@ -1,4 +1,4 @@
-"""A Chinese page that is Chinese, and a page a thumb can use (issue 25).
+"""A Chinese page that is Chinese, and a page a thumb can use.
 
 A zh-CN visitor of ``--demo`` read English all over the page: the banner, every language name
 ("Chinese · 中文 · 简体中文"), the status line ("demo-model · cpu · fp32"), the modes' and the

@@ -1,6 +1,6 @@
 """One access policy for every way in: the page's own endpoints are behind the same keys as the API.
 
-Issue 11, finding 2: with ``--api-keys k1`` and no ``--auth``, gradio_client translated 20 of 20
+Found in a security review: with ``--api-keys k1`` and no ``--auth``, gradio_client translated 20 of 20
 requests through the page's ``/translate`` without a key, with no rate or character limit. Here
 every way in is checked over real HTTP: the page and ``/gradio_api/*`` need a key unless a login
 or ``--open-page`` opens them, a key's translations count wherever they come from, page visitors
@@ -26,7 +26,7 @@ KEYS_APP_FILE = "page-rpm 3 0\npage-chars 0 30\n"  # keys_app (tests/http/confte
 
 
 def test_the_page_endpoints_need_a_key_when_keys_are_configured(keys_app):
-    """Issue finding 2: with --api-keys k1 and no --auth, gradio_client translated 20 of 20
+    """Found in review: with --api-keys k1 and no --auth, gradio_client translated 20 of 20
     requests without a key, with no rate or character limit."""
     with pytest.raises(AuthenticationError):
         Client(keys_app.url, verbose=False)

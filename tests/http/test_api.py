@@ -442,7 +442,7 @@ def test_other_bad_requests_are_4xx(client):
     assert "surrogates" in assert_json_error(r, 400, "invalid_input")
     assert_json_error(translate(client, "你好", "zh", "en", mode="chimera"), 400,
                       "unsupported_mode")
-    # Nothing to translate is no error: echoed, as DeepL does (issue 25: "12345" on the page).
+    # Nothing to translate is no error: echoed, as DeepL does ("12345" on the page).
     echoed = translate(client, "12345", "auto", "en")
     assert echoed.status_code == 200 and echoed.json()["translation"] == "12345", echoed.text
     r = client.post("/v1/translate", content=b"text=hi", headers={"content-type": "text/plain"})

@@ -3,7 +3,7 @@ every route besides (the page's own, Gradio's) with any body under any content t
 
 schemathesis reads ``/openapi.json`` from the running server and sends valid and invalid requests
 (wrong types, missing fields, odd strings, unexpected media types) through real HTTP. The
-properties checked are the issues': no answer is a 5xx or shows a traceback. For the routes
+properties checked are the hardening review's: no answer is a 5xx or shows a traceback. For the routes
 outside the document, Hypothesis writes the bodies (JSON of any shape, FileData naming files
 never uploaded, raw bytes, nesting and numbers the parser refuses) under content types that
 only look like JSON or forms; there, every answer also comes within a bound while another
@@ -152,7 +152,7 @@ CONTENT_TYPES = ["application/json", "APPLICATION/JSON; charset=UTF-8", "applica
                  "text/json", "application/x-www-form-urlencoded", "multipart/form-data",
                  "multipart/form-data; boundary=xyz", "text/plain", "application/octet-stream",
                  "application/json; charset=utf-16", "", "*/*", "application/x-www-"]
-# Paths a FileData may name, /dev/zero (issue 20's finding 1: Gradio would copy it forever) among
+# Paths a FileData may name, /dev/zero (Gradio would copy it forever) among
 # them: every page body Gradio would parse is read by the Gatekeeper, whatever its content type.
 FILE_PATHS = ["/etc/hostname", "/etc/passwd", "/no/such/file", "../../etc/hostname", "", ".",
               "/dev/zero", "/dev/urandom"]
@@ -210,7 +210,7 @@ class OtherClient:
 
 
 def test_every_route_and_content_type_while_another_client_is_served(fuzz_app):
-    """Issue 20: any route, any content type, any body: never a 5xx, never a traceback, never
+    """Any route, any content type, any body: never a 5xx, never a traceback, never
     slower than a bound, and the client beside it is answered within OTHER_CLIENT_BOUND_S."""
     slowest: list[tuple[float, str]] = []
     with OtherClient(fuzz_app.url) as other, httpx.Client(base_url=fuzz_app.url, trust_env=False,

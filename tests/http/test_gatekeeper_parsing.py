@@ -1,6 +1,6 @@
 """Every body Gradio would parse is inspected, whatever its content type says.
 
-Issue 20, finding 1: the Gatekeeper inspected the page's bodies only when their Content-Type did
+Found in a hardening review: the Gatekeeper inspected the page's bodies only when their Content-Type did
 not start with ``application/x-www``, while FastAPI parses any ``application/*+json`` as JSON. So
 ``POST /gradio_api/call/translate_document`` with ``Content-Type:
 application/x-www-form-urlencoded+json`` and a FileData naming ``/dev/zero`` reached Gradio, which
@@ -40,7 +40,7 @@ def _nested(path: str) -> dict:
 
 # (route, content type or None, body, expected status, expected error code)
 VARIANTS = [
-    # The issue's exact request.
+    # The exact request that was reported.
     (CALL, "application/x-www-form-urlencoded+json", _plain(document_call(ZERO)), 403,
      "file_not_uploaded"),
     # Casing and parameters do not change what FastAPI parses.

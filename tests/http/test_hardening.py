@@ -1,6 +1,6 @@
 """What the HTTP answers give away: CORS, framing, error bodies, model paths, exception text.
 
-Issue 11, findings 4 and 5: Gradio's CORS middleware echoed origins with credentials; the page had
+Found in a security review: Gradio's CORS middleware echoed origins with credentials; the page had
 no Content-Security-Policy and could be framed; LibreTranslate's routes answered a bare 500 to
 deeply nested JSON and 5,000-digit numbers; every answer carried the local model path; the page
 showed raw exception text. Checked over real HTTP on a running app.
@@ -27,7 +27,7 @@ def open_app(engine):
 
 @pytest.mark.parametrize("path", ["/", "/config", "/gradio_api/info", "/v1/languages"])
 def test_no_cors_headers_unless_configured(open_app, path):
-    """Issue finding 4: Gradio's middleware echoed any localhost Origin with credentials, and any
+    """Found in review: Gradio's middleware echoed any localhost Origin with credentials, and any
     origin at all when the Host was not localhost (as behind --host 0.0.0.0)."""
     with open_app.client() as c:
         for headers in ({"Origin": "http://localhost:9999"},
@@ -68,7 +68,7 @@ ROUTES = ["/v1/translate", "/v1/detect", "/translate", "/detect", "/gradio_api/q
 @pytest.mark.parametrize("route", ROUTES)
 @pytest.mark.parametrize("body", [DEEP, HUGE_NUMBER], ids=["nested-50000", "5000-digits"])
 def test_nested_json_and_huge_numbers_are_a_readable_4xx(open_app, route, body):
-    """Issue finding 5: LibreTranslate's routes answered a bare 500 to these."""
+    """Found in review: LibreTranslate's routes answered a bare 500 to these."""
     with open_app.client() as c:
         r = c.post(route, content=body, headers={"content-type": "application/json"})
     assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
@@ -109,7 +109,7 @@ def test_answers_name_the_model_never_its_path(open_app):
 
 
 def test_the_page_shows_an_apology_never_raw_exception_text(open_app):
-    """Issue finding 5: the page showed raw exceptions, such as 'int' object has no attribute
+    """Found in review: the page showed raw exceptions, such as 'int' object has no attribute
     'strip', or a server path inside 'No such file or directory'."""
     with visitor(open_app) as c:
         status, stream = run_event(c, "translate", {"data": ["hi", ["en"], "zh"]})

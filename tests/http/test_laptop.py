@@ -72,7 +72,7 @@ def test_a_local_checkpoint_is_sized_from_its_own_files_not_the_7b_default(tmp_p
 
 @pytest.mark.slow
 def test_a_local_checkpoint_without_a_sidecar_starts_on_a_cpu_without_device_cpu(tmp_path):
-    """The issue: a 25M-parameter checkpoint without hymt.json was refused with "needs a GPU
+    """The bug: a 25M-parameter checkpoint without hymt.json was refused with "needs a GPU
     (about 14 GiB in bf16)". Now ``app.py --model DIR`` starts and translates."""
     bare = _bare_copy(tmp_path)
     phrase = next(p for p in load_phrases() if p.source == "谢谢你的帮助。")
@@ -111,7 +111,7 @@ def test_without_a_gpu_the_gguf_is_downloaded_in_the_quantization_that_fits():
 
 
 def test_a_cached_gguf_without_llama_cpp_python_is_named_in_the_banner():
-    """The issue: with the GGUF cached and llama-cpp-python missing, the banner said no
+    """The bug: with the GGUF cached and llama-cpp-python missing, the banner said no
     Hy-MT2-1.8B weights were cached here, and not what to install."""
     picked = choice.choose(Settings(), FakeProbe(in_cache={f"{GGUF}@Q4_K_M"}))
     assert picked.settings.demo

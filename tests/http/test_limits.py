@@ -1,6 +1,6 @@
 """Limits that hold before anything is stored or read, for uploads, passwords and slow clients.
 
-Issue 11, findings 3 and 5: a 300 MB upload was stored, read whole into memory (server RSS 216 ->
+Found in a security review: a 300 MB upload was stored, read whole into memory (server RSS 216 ->
 503 MB) and only then refused; 30 wrong passwords went through in 2.2 s; 50 connections that sent
 half their headers were still open after 35 s. The upload is measured on a server in a process
 of its own (``app_process``), so that its memory is the server's alone.
@@ -46,7 +46,7 @@ def multipart(size: int, boundary: str = "hymt-test-boundary") -> tuple[Callable
 
 
 def test_a_300_mb_upload_is_refused_before_it_reaches_memory():
-    """Issue finding 3: /gradio_api/upload was exempt from the body limit and Gradio's own limit
+    """Found in review: /gradio_api/upload was exempt from the body limit and Gradio's own limit
     was unset: 300 MB were stored, read whole (server RSS 216 -> 503 MB) and only then refused."""
     with app_process() as server, httpx.Client(base_url=server.url, trust_env=False,
                                                timeout=120) as c:
@@ -59,7 +59,7 @@ def test_a_300_mb_upload_is_refused_before_it_reaches_memory():
         body, length, headers = multipart(300 * MB)
         declared = c.post("/gradio_api/upload", content=body(),
                           headers={**headers, "content-length": str(length)})
-        if declared.status_code == 200:  # accepted: then use it, as the issue's visitor did
+        if declared.status_code == 200:  # accepted: then use it, as the reported visitor did
             run_event(c, "translate_document", document_call(declared.json()[0]))
         chunked = c.post("/gradio_api/upload", content=body(), headers=headers)  # no length
         grown_mib = (server.rss_kib() - before) / 1024
@@ -70,7 +70,7 @@ def test_a_300_mb_upload_is_refused_before_it_reaches_memory():
 
 
 def test_failed_logins_slow_down(login_app):
-    """Issue finding 5: 30 wrong passwords in 2.2 s, with no slowdown or lockout."""
+    """Found in review: 30 wrong passwords in 2.2 s, with no slowdown or lockout."""
     with login_app.client() as c:
         statuses = [c.post("/login", data={"username": "teacher", "password": f"guess{i}"})
                     for i in range(30)]
@@ -89,7 +89,7 @@ def test_failed_logins_slow_down(login_app):
 
 
 def test_half_sent_headers_are_cut_off(engine):
-    """Issue finding 5: 50 connections sending half their headers stayed open after 35 s."""
+    """Found in review: 50 connections sending half their headers stayed open after 35 s."""
     with running_app(engine, header_timeout=1.0) as app:
         port = int(app.url.rsplit(":", 1)[1])
         slow = []

@@ -332,7 +332,7 @@ def test_kill_9_of_the_engine_under_load_then_ready_and_exact_again(demo_dir, ph
 
 @pytest.mark.slow
 def test_ready_says_unresponsive_at_once_and_health_fails_once_restarts_stop(demo_dir, monkeypatch):
-    """Issue 20, finding 8: during a hang /ready said 200 "busy" until the supervisor's detection
+    """Found in a hardening review: during a hang /ready said 200 "busy" until the supervisor's detection
     15 s later; once the supervisor gave up, /health still said 200, so a liveness probe never
     restarted the app."""
     monkeypatch.setattr("hunyuan_webui.engine.restarts.RESTART_LIMIT", 1)

@@ -1,4 +1,4 @@
-"""Issue 20, findings 4 to 7, over real HTTP on a running app.
+"""What a hardening review found in the routes, over real HTTP on a running app.
 
 4. ``X-Forwarded-For`` from 127.0.0.1 bypassed the visitor limit 12/12 and the login throttle
    30/30; five typos behind one router locked the whole class out.

@@ -1,6 +1,6 @@
 """Disk and time are bounded for uploads and request bodies.
 
-Issue 20, finding 2: one session stored 981 MB of uploads in 5.4 s; uploads had no quota and did
+Found in a hardening review: one session stored 981 MB of uploads in 5.4 s; uploads had no quota and did
 not count against the visitor limits; an aborted upload (declare 5 MB, send 4.9 MB, hang up)
 stayed on disk, after the expiry sweep and after shutdown. Finding 3: 2,000 connections trickling
 a body one byte every 2 s stayed open indefinitely. Here: quotas per session and in all, uploads
@@ -108,7 +108,7 @@ def test_an_upload_counts_as_a_request_of_its_visitor(engine):
 
 # -- unfinished uploads ----------------------------------------------------------------------------
 def test_an_upload_cut_short_by_a_hang_up_leaves_no_file(engine):
-    """The issue's probe: declare 5 MB, send 4.9 MB, hang up."""
+    """The reported probe: declare 5 MB, send 4.9 MB, hang up."""
     with running_app(engine) as app:
         folder = get_upload_folder()
         before = _files(folder)

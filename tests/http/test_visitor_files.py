@@ -1,6 +1,6 @@
 """Files reach the translator only if this visitor uploaded them, and go back only to their maker.
 
-Issue 11, finding 1: the Document endpoint took a ``FileData`` whose ``path`` was never uploaded
+Found in a security review: the Document endpoint took a ``FileData`` whose ``path`` was never uploaded
 and answered with a URL serving that server file byte for byte (without ``--auth`` to anyone;
 with it, to any logged-in user). Gradio's own check is skipped when it is mounted rather than
 launched. These tests probe the running app over real HTTP and through gradio_client.
@@ -55,7 +55,7 @@ def secret_file(tmp_path) -> Path:
 
 @pytest.mark.parametrize("fixture", ["open_app", "login_app"])
 def test_a_server_file_named_by_path_is_refused(request, fixture, secret_file):
-    """The issue's probe: a FileData naming a file that was never uploaded came back as a
+    """The reported probe: a FileData naming a file that was never uploaded came back as a
     download of that file, byte for byte (without --auth to anyone; with it, to any user)."""
     app = request.getfixturevalue(fixture)
     with app.client() as c:

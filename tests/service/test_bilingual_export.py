@@ -1,4 +1,4 @@
-"""The bilingual export (issue 25): a text beside its translation, paragraph by paragraph, as a
+"""The bilingual export: a text beside its translation, paragraph by paragraph, as a
 CSV (UTF-8 with BOM) and a .docx table, from the page's listeners, without a browser."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Documents that say what happened (issue 25.7), without a browser.
+"""Documents that say what happened, without a browser.
 
 A Chinese CSV with English headers, on "Detect" into 简体中文 (a Chinese page's default pair),
 came back byte-identical with "Done: 4 distinct segments translated". Now the file job switches

@@ -1,4 +1,4 @@
-"""The notebook's QR code scans as shown (issue 25.8), read by a real QR decoder (zxing-cpp).
+"""The notebook's QR code scans as shown, read by a real QR decoder (zxing-cpp).
 
 It was printed light on dark (for a dark terminal) as text, and a notebook draws text with gaps
 between the lines: it decoded only after inverting it and setting the line height to 1.0. Now a

@@ -261,7 +261,7 @@ def _history_panel(page: SimpleNamespace) -> None:
 
 
 def _phrasebook_panel(page: SimpleNamespace) -> None:
-    """The saved translations, and the glossary's storage (issue 25): in the browser, as the
+    """The saved translations, and the glossary's storage: in the browser, as the
     history is, so outside the accordion too."""
     page.phrasebook = gr.BrowserState([], storage_key=PHRASEBOOK_KEY, secret=HISTORY_SECRET)
     page.glossary_store = gr.BrowserState([], storage_key=GLOSSARY_KEY, secret=HISTORY_SECRET)
@@ -282,7 +282,7 @@ def _phrasebook_panel(page: SimpleNamespace) -> None:
 
 def _slider(name: str, value: float, step: float) -> gr.Slider:
     low, high = OPTION_BOUNDS[name]
-    # Each with a plain-words line on what it does to a translation (issue 25).
+    # Each with a plain-words line on what it does to a translation.
     return gr.Slider(low, high, value=value, step=step, label=t(name), info=t(f"{name}_info"),
                      elem_id=f"opt-{name}")
 

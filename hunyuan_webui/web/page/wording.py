@@ -1,4 +1,4 @@
-"""Words the server makes, in the visitor's language (issue 25: a Chinese page that is Chinese).
+"""Words the server makes, in the visitor's language (a Chinese page that is Chinese).
 
 The status line's model, device and precision in plain words ("演示模型 · 处理器 · 32 位浮点",
 not "demo-model · cpu · fp32"); the demo banner in Chinese (its shell commands stay commands); and
