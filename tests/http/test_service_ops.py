@@ -83,9 +83,12 @@ def test_a_text_longer_than_the_parts_allow_is_refused_before_any_work():
 
 
 def test_a_long_text_read_on_the_event_loop_and_left_early_stops():
-    translator = _translator(TypingEngine(delay=0.005), max_input_chars=100)
+    # Read whole, the text types fast (the 853 characters took 4 s at the pace below); left
+    # early, it types slowly enough that three updates come long before its end.
+    whole = _translator(TypingEngine(delay=0.001), max_input_chars=100)
+    left = _translator(TypingEngine(delay=0.005), max_input_chars=100)
 
-    async def read(stop_after: int | None) -> list[Any]:
+    async def read(translator: Translator, stop_after: int | None) -> list[Any]:
         text = await LongText.open(translator, _request(LONG, cache=False))  # fresh each time
         seen = []
         async for batch in text.updates():
@@ -94,11 +97,12 @@ def test_a_long_text_read_on_the_event_loop_and_left_early_stops():
                 break
         return seen
 
-    seen = asyncio.run(read(None))
+    seen = asyncio.run(read(whole, None))
     assert "".join(u.delta for u in seen) == seen[-1].result.text == LONG.upper()
-    partial = asyncio.run(read(3))
+    assert _drained(whole)
+    partial = asyncio.run(read(left, 3))
     assert partial[-1].result is None
-    assert _drained(translator)
+    assert _drained(left)
 
 
 # -- a file ----------------------------------------------------------------------------------------
