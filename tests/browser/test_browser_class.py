@@ -204,7 +204,7 @@ def test_a_shared_link_with_text_translates_it_once_the_model_is_ready(browser, 
         other = open_page(browser, url + bare)
         # Typing translates by itself on the demo ("Translate as you type"): off for this check.
         toggle = other.locator("#live-toggle input[type=checkbox]")
-        other.wait_for_function("() => document.querySelector('#live-toggle input').checked")
+        other.wait_for_function("() => document.querySelector('#live-toggle input')?.checked")
         toggle.uncheck()
         other.locator("#input-box textarea").fill("谢谢你的帮助。")
         other.wait_for_timeout(1500)

@@ -103,7 +103,7 @@ def test_typing_translates_and_listen_reads_each_box_in_its_language(
     arriving late; it reads the exact translation with that voice's language; again stops."""
     words = LABELS["zh" if locale == "zh-CN" else "en"]
     page = open_page(browser, f"{demo_url}/?{pair}", locale, size, speech=True)
-    page.wait_for_function("() => document.querySelector('#live-toggle input').checked",
+    page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
                            timeout=10_000)
     assert words["live_typing"] in page.locator("#live-toggle").inner_text()
     page.evaluate("(tags) => window.__speech.setVoices(tags.map((t) => [t, 'Fake ' + t]))",
@@ -195,7 +195,7 @@ def test_typing_sends_one_request_per_pause_and_a_keystroke_cancels_the_running_
 
         page.reload()
         page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
-        page.wait_for_function("() => document.querySelector('#live-toggle input').checked",
+        page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
                                timeout=10_000)
         page.context.close()
 
@@ -309,7 +309,7 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
     was sends nothing."""
 
     page = open_page(browser, f"{demo_url}/?sl=en&tl=zh", "en-US", DESKTOP)
-    page.wait_for_function("() => document.querySelector('#live-toggle input').checked",
+    page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
                            timeout=10_000)
     page.get_by_text("History (kept in this browser").click()
     page.locator("#input-box textarea").click()
