@@ -77,6 +77,10 @@ def english_leftovers(text: str) -> list[str]:
 
 def test_a_chinese_browser_gets_a_chinese_page_and_chinese_as_the_target(browser, url):
     page = open_page(browser, url, locale="zh-CN")
+    # The browser's language is read by the page's load event, which may land after Translate
+    # is ready on a busy machine: wait for it rather than read the picker at once.
+    page.wait_for_function("() => document.querySelector('#target-lang input')?.value"
+                           " === '简体中文'", timeout=30_000)
     assert dropdown(page, "target-lang") == "简体中文"
     page.locator("#input-box textarea").fill("Thank you for your help.")
     page.locator("#translate-btn").click()  # detect language -> Chinese, not "already English"
