@@ -42,7 +42,7 @@ from hunyuan_webui.errors import (
 from hunyuan_webui.segment import split_document
 from hunyuan_webui.service.rooms.bus import Event, MemoryBus, RedisBus
 from hunyuan_webui.service.translate.job import Job
-from hunyuan_webui.service.translate.request import TranslationRequest
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
 from hunyuan_webui.service.translate.translator import Translator
 from hunyuan_webui.settings import Settings
 
@@ -238,7 +238,7 @@ class Rooms:
             for _, ahead in jobs[i:i + window]:
                 ahead.prime()
             try:
-                text = self._stream(code, lang, sid, job)
+                result = self._stream(code, lang, sid, job)
             except TranslatorError as exc:
                 self._failed(code, sid, lang, exc)
                 continue
@@ -246,17 +246,20 @@ class Rooms:
                 log.exception("class %s: translating sentence %s into %s failed", code, sid, lang)
                 self._failed(code, sid, lang, TranslatorError(str(exc) or type(exc).__name__))
                 continue
-            event: Event = {"type": "translation", "sid": sid, "lang": lang, "text": text}
+            event: Event = {"type": "translation", "sid": sid, "lang": lang,
+                            "text": result.text}
+            if result.warnings:  # a guard marked it: the teacher's page shows where
+                event["warnings"] = [dict(w) for w in result.warnings]
             if romanize.supports(lang):
-                event["roman"] = romanize.romanize(text, lang) or ""
+                event["roman"] = romanize.romanize(result.text, lang) or ""
             self.bus.add(code, "translations")
             self.bus.append(code, event)
 
-    def _stream(self, code: str, lang: str, sid: int, job: Job) -> str:
+    def _stream(self, code: str, lang: str, sid: int, job: Job) -> TranslationResult:
         last = 0.0
         for update in job:
             if update.result is not None:
-                return update.result.text
+                return update.result
             now = time.monotonic()
             if update.text and now - last >= DRAFT_EVERY_S:
                 last = now

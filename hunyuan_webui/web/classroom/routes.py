@@ -31,11 +31,16 @@ from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
+from hunyuan_webui.web.classroom import edit_routes
+from hunyuan_webui.web.classroom import text as page_text
 from hunyuan_webui.web.classroom.stream import events
 
 PREFIX = "/class"
 STATIC = Path(__file__).resolve().parent / "static"
-ASSETS = {"class.js": "text/javascript; charset=utf-8", "class.css": "text/css; charset=utf-8"}
+JS, CSS = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+ASSETS = {"class.css": CSS, "class-common.js": JS, "class-start.js": JS,
+          "class-student.js": JS, "class-teacher.js": JS}
+VIEWS = ("start", "student", "teacher")  # each view's script is class-<view>.js
 KEY_HEADER = "x-class-key"
 
 
@@ -59,15 +64,17 @@ class Question(BaseModel):
     text: str = Field(..., max_length=10_000)
 
 
-def shell(view: str, code: str = "") -> str:
-    """The page every view shares: class.js builds it (in the browser's language)."""
+def shell(view: str, code: str = "", demo: bool = False) -> str:
+    """The page every view shares: class-common.js and the view's own script build it, in the
+    reader's language (static/i18n/); ``demo``: the demo model runs (every page says so)."""
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<title>Class · Hunyuan-MT</title>"
+            "<title>Hunyuan-MT</title>"
             f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/class.css\"></head>"
-            f"<body><main id=\"app\" data-view=\"{html.escape(view)}\" "
+            f"<body><main id=\"app\" data-view=\"{view}\" data-demo=\"{int(demo)}\" "
             f"data-code=\"{html.escape(code)}\" data-prefix=\"{PREFIX}\"></main>"
-            f"<script src=\"{PREFIX}/static/class.js\" defer></script></body></html>")
+            f"<script src=\"{PREFIX}/static/class-common.js\" defer></script>"
+            f"<script src=\"{PREFIX}/static/class-{view}.js\" defer></script></body></html>")
 
 
 def join_base(request: Request, settings: Settings) -> str:
@@ -100,13 +107,14 @@ def _key(request: Request) -> str | None:
 
 def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
     router = APIRouter(tags=["class"], include_in_schema=False)
-    _pages(router)
+    _pages(router, demo=bool(getattr(rooms.translator.spec, "demo", False)))
     api = f"{PREFIX}/api"
 
     @router.get(f"{api}/languages")
     def language_list() -> list[dict[str, Any]]:
         return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
-                 "autonym": lang.autonym, "rtl": lang.rtl} for lang in languages.LANGUAGES]
+                 "autonym": lang.autonym, "rtl": lang.rtl, "tag": page_text.tag(lang.code)}
+                for lang in languages.LANGUAGES]
 
     @router.post(f"{api}/rooms")
     def create(body: NewRoom, request: Request) -> dict[str, Any]:
@@ -148,6 +156,7 @@ def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
         return {"qid": event["qid"], "text": event["text"]}
 
     _teacher_routes(router, rooms)
+    edit_routes.add_routes(router, rooms, _key)
     return router
 
 
@@ -180,10 +189,19 @@ def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
                                  headers={"Content-Disposition": f"attachment; filename={name}"})
 
 
-def _pages(router: APIRouter) -> None:
+def _pages(router: APIRouter, demo: bool) -> None:
     @router.get(PREFIX)
     def start() -> HTMLResponse:
-        return HTMLResponse(shell("start"))
+        return HTMLResponse(shell("start", demo=demo))
+
+    @router.get(f"{PREFIX}/static/i18n/{{name}}")
+    def words(name: str) -> Response:
+        """A page's words in one language (``fr.json``): the table a translator corrects."""
+        code = name.removesuffix(".json")
+        if not name.endswith(".json") or code not in page_text.CODES:
+            return PlainTextResponse("Not found", status_code=404)
+        return Response(page_text.raw(code), media_type="application/json; charset=utf-8",
+                        headers={"Cache-Control": "public, max-age=300"})
 
     @router.get(f"{PREFIX}/static/{{name}}")
     def asset(name: str) -> Response:
@@ -198,8 +216,8 @@ def _pages(router: APIRouter) -> None:
 
     @router.get(f"{PREFIX}/teach/{{code}}")
     def teacher(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("teacher", normalize_code(code)))
+        return HTMLResponse(shell("teacher", normalize_code(code), demo))
 
     @router.get(f"{PREFIX}/{{code}}")
     def student(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("student", normalize_code(code)))
+        return HTMLResponse(shell("student", normalize_code(code), demo))

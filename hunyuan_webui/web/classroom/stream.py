@@ -29,12 +29,17 @@ TEACHER_BEAT_S = 3.0  # the teacher's stream also carries the room's numbers thi
 
 
 def wanted(event: Event, lang: str, teacher: bool = False) -> bool:
-    """What a reader sees: the sentences, and their translations in its language; the teacher
-    also sees the questions."""
+    """What a reader sees: the sentences, their translations and corrections in its language
+    (and corrections of the sentences themselves); the teacher sees every language's
+    translations (what each language reads: not their drafts) and the questions."""
     kind = event.get("type")
     if kind == "sentence":
         return True
-    if kind in ("translation", "draft"):
+    if kind == "correction":
+        return teacher or bool(event.get("source")) or event.get("lang") == lang
+    if kind == "translation":
+        return teacher or event.get("lang") == lang
+    if kind == "draft":
         return event.get("lang") == lang
     return kind == "question" and teacher
 
