@@ -1,5 +1,5 @@
 """The teacher mends what the class reads: a sentence corrected, a translation made again or
-written by hand, and who is in the room.
+written by hand.
 
 Every mend is a ``correction`` event in the room's log, the shape the answer guards use too:
 ``{"type": "correction", "sid", "lang", "text", "warnings"}`` replaces the translation of
@@ -20,7 +20,8 @@ from typing import Any
 from hunyuan_webui import languages, romanize
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
 from hunyuan_webui.service.rooms.bus import Event
-from hunyuan_webui.service.rooms.rooms import RoomNotFoundError, Rooms
+from hunyuan_webui.service.rooms.errors import RoomNotFoundError
+from hunyuan_webui.service.rooms.rooms import Rooms
 from hunyuan_webui.service.translate.request import TranslationRequest
 
 log = logging.getLogger(__name__)
@@ -55,11 +56,12 @@ def _text(rooms: Rooms, text: str) -> str:
 
 
 def correct(rooms: Rooms, code: str, key: str | None, sid: int, text: str,
-            lang: str | None = None) -> list[str]:
+            lang: str | None = None, address: str | None = None) -> list[str]:
     """The teacher's correction: of the sentence itself (``lang`` None or the sentence's own
     language: every language is translated again), or the teacher's own translation into
     ``lang``. Returns the languages that will change."""
-    meta = rooms.teacher(code, key)
+    meta = rooms.teacher(code, key, address)
+    rooms._writable(meta)  # not in an ended class, nor while sending is paused
     code = meta["code"]
     original = sentence(rooms, code, sid)
     text = _text(rooms, text)
@@ -75,10 +77,11 @@ def correct(rooms: Rooms, code: str, key: str | None, sid: int, text: str,
 
 
 def resend(rooms: Rooms, code: str, key: str | None, sid: int,
-           lang: str | None = None) -> list[str]:
+           lang: str | None = None, address: str | None = None) -> list[str]:
     """Translate sentence ``sid`` again, afresh (not from the cache), into ``lang`` or every
     language it was translated into; the new translations arrive as corrections."""
-    meta = rooms.teacher(code, key)
+    meta = rooms.teacher(code, key, address)
+    rooms._writable(meta)
     code = meta["code"]
     original = sentence(rooms, code, sid)
     langs = [languages.normalize(lang)] if lang else \
@@ -123,11 +126,3 @@ def _log_correction(rooms: Rooms, code: str, sid: int, lang: str, text: str, by:
         event["roman"] = romanize.romanize(text, lang) or ""
     rooms.bus.append(code, event)
 
-
-def students(rooms: Rooms, code: str, key: str | None) -> list[dict[str, Any]]:
-    """Who is in the room now (seen recently): id, name, language, for the teacher."""
-    meta = rooms.teacher(code, key)
-    present = rooms.present(meta["code"])
-    return sorted(({"student": sid, "name": info.get("name", ""), "lang": info.get("lang", ""),
-                    "seen": round(info.get("seen", 0), 1)} for sid, info in present.items()),
-                  key=lambda s: (s["name"].casefold(), s["student"]))

@@ -10,8 +10,19 @@ Plain HTML, CSS and JavaScript (``static/``), not Gradio: a student's phone load
   browser cannot set headers: its event stream).
 
 The JSON routes under ``/class/api`` are thin: :class:`~hunyuan_webui.service.rooms.Rooms` does
-the work, and :mod:`hunyuan_webui.web.room_stream` writes the event streams. The Gatekeeper
-treats all of it like the page (:func:`hunyuan_webui.web.guards.access.route_kind`).
+the work, and :mod:`~hunyuan_webui.web.classroom.stream` writes the event streams. The Gatekeeper
+treats all of it like the page (:func:`hunyuan_webui.web.guards.access.route_kind`); with
+``--auth``, only a signed-in user (or an API key) opens a class, while students join without one.
+Every route that takes a code counts a wrong one against the caller's address
+(:mod:`~hunyuan_webui.service.rooms.gate`).
+
+The teacher's routes (the secret in ``X-Class-Key``, or ``?key=``), all under
+``/class/api/rooms/{code}``: ``POST sentences`` (``{"sentences": [...], "delayed": [...]}``),
+``POST questions/{qid}/show``, ``GET stats``, ``GET transcript?format=txt|csv|md|docx``,
+``POST end``, ``POST lock``, ``POST unlock``, ``POST pause``, ``POST resume``, ``POST clear``
+(each answers the room's state ``{"code", "locked", "paused", "ended"}``), ``GET students`` and
+``DELETE students/{student}``. Refusals are ``{"error": {"code", "message"}}`` with the codes of
+:mod:`hunyuan_webui.service.rooms.errors`.
 """
 
 from __future__ import annotations
@@ -28,12 +39,14 @@ from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.service.rooms import Rooms, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
+from hunyuan_webui.service.rooms.errors import SignInRequiredError
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
 from hunyuan_webui.web.classroom import edit_routes
 from hunyuan_webui.web.classroom import text as page_text
 from hunyuan_webui.web.classroom.stream import events
+from hunyuan_webui.web.guards.access import ui_auth
 
 PREFIX = "/class"
 STATIC = Path(__file__).resolve().parent / "static"
@@ -105,10 +118,32 @@ def _key(request: Request) -> str | None:
     return request.headers.get(KEY_HEADER) or request.query_params.get("key")
 
 
+def _address(request: Request) -> str:
+    """The caller's address: the socket's peer (a proxy's word for it only with
+    --forwarded-allow-ips)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _owner(request: Request, login_required: bool) -> str:
+    """Whose class a new one is: the signed-in user, else the API key, else the address. With
+    --auth, someone signed in (or a key) is required."""
+    login = request.scope.get("state", {}).get("login")
+    caller = getattr(request.state, "caller", None)
+    if login:
+        return f"user:{login}"
+    if caller is not None and getattr(caller, "kind", "") == "key":
+        return f"key:{caller.key_id}"
+    if login_required:
+        raise SignInRequiredError("Sign in on this translator's page first: only a signed-in "
+                                  "teacher can start a class here.")
+    return f"addr:{_address(request)}"
+
+
 def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
     router = APIRouter(tags=["class"], include_in_schema=False)
     _pages(router, demo=bool(getattr(rooms.translator.spec, "demo", False)))
     api = f"{PREFIX}/api"
+    login_required = ui_auth(settings) is not None
 
     @router.get(f"{api}/languages")
     def language_list() -> list[dict[str, Any]]:
@@ -118,7 +153,7 @@ def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
 
     @router.post(f"{api}/rooms")
     def create(body: NewRoom, request: Request) -> dict[str, Any]:
-        room = rooms.create(body.lang, body.title)
+        room = rooms.create(body.lang, body.title, _owner(request, login_required))
         code, base = room["code"], join_base(request, settings)
         return {**room, "lang": languages.normalize(body.lang),
                 "join_url": f"{base}{PREFIX}/{code}",
@@ -127,66 +162,96 @@ def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
 
     @router.get(f"{api}/rooms/{{code}}")
     def info(code: str, request: Request) -> dict[str, Any]:
-        room = rooms.public(code)
+        room = rooms.public(code, _address(request))
         return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
 
     @router.get(f"{api}/rooms/{{code}}/qr.svg")
     def qr(code: str, request: Request) -> Response:
-        room = rooms.public(code)
+        room = rooms.public(code, _address(request))
         svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
         return Response(svg, media_type="image/svg+xml",
                         headers={"Cache-Control": "private, max-age=3600"})
 
     @router.post(f"{api}/rooms/{{code}}/join")
-    def join(code: str, body: Join) -> dict[str, Any]:
-        student = rooms.join(code, body.lang, body.name, body.student)
+    def join(code: str, body: Join, request: Request) -> dict[str, Any]:
+        student = rooms.join(code, body.lang, body.name, body.student, _address(request))
         return {"student": student, "code": normalize_code(code),
                 "lang": languages.normalize(body.lang)}
 
     @router.get(f"{api}/rooms/{{code}}/events")
     async def stream(code: str, request: Request) -> StreamingResponse:
         return StreamingResponse(
-            await events(rooms, request, normalize_code(code), _key(request)),
+            await events(rooms, request, normalize_code(code), _key(request), _address(request)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @router.post(f"{api}/rooms/{{code}}/questions")
-    def ask(code: str, body: Question) -> dict[str, Any]:
-        event = rooms.ask(code, body.student, body.text)
+    def ask(code: str, body: Question, request: Request) -> dict[str, Any]:
+        event = rooms.ask(code, body.student, body.text, _address(request))
         return {"qid": event["qid"], "text": event["text"]}
 
     _teacher_routes(router, rooms)
-    edit_routes.add_routes(router, rooms, _key)
+    edit_routes.add_routes(router, rooms, _key, _address)
     return router
 
 
 def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
     """What only the teacher's secret may do."""
-    api = f"{PREFIX}/api"
+    api = f"{PREFIX}/api/rooms/{{code}}"
 
-    @router.post(f"{api}/rooms/{{code}}/sentences")
+    @router.post(f"{api}/sentences")
     def post(code: str, body: Post, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.post(code, _key(request), body.text)}
+        return rooms.send(code, _key(request), body.text, _address(request))
 
-    @router.post(f"{api}/rooms/{{code}}/questions/{{qid}}/show")
+    @router.post(f"{api}/questions/{{qid}}/show")
     def show(code: str, qid: int, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.show(code, _key(request), qid)}
+        return {"sentences": rooms.show(code, _key(request), qid, _address(request))}
 
-    @router.get(f"{api}/rooms/{{code}}/stats")
+    @router.get(f"{api}/stats")
     def stats(code: str, request: Request) -> dict[str, Any]:
-        meta = rooms.teacher(code, _key(request))
+        meta = rooms.teacher(code, _key(request), _address(request))
         return {"code": meta["code"], **rooms.stats(meta["code"])}
 
-    @router.get(f"{api}/rooms/{{code}}/transcript")
-    def transcript(code: str, request: Request, format: str = "txt") -> PlainTextResponse:
-        meta = rooms.teacher(code, _key(request))
+    @router.get(f"{api}/transcript")
+    def transcript(code: str, request: Request, format: str = "txt") -> Response:
+        meta = rooms.teacher(code, _key(request), _address(request))
         if format not in room_transcript.FORMATS:
             raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
         body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
                                       meta["title"])
         name = f"class-{meta['code']}.{format}"
-        return PlainTextResponse(body, media_type=room_transcript.FORMATS[format],
-                                 headers={"Content-Disposition": f"attachment; filename={name}"})
+        return Response(body, media_type=room_transcript.FORMATS[format],
+                        headers={"Content-Disposition": f"attachment; filename={name}"})
+
+    _control_routes(router, rooms, api)
+
+
+def _control_routes(router: APIRouter, rooms: Rooms, api: str) -> None:
+    """End, lock, pause, clear, and the students (to remove one): each answers the room's
+    state."""
+    for action, control in (("end", rooms.end), ("clear", rooms.clear),
+                            ("lock", lambda c, k, a: rooms.lock(c, k, True, a)),
+                            ("unlock", lambda c, k, a: rooms.lock(c, k, False, a)),
+                            ("pause", lambda c, k, a: rooms.pause(c, k, True, a)),
+                            ("resume", lambda c, k, a: rooms.pause(c, k, False, a))):
+        router.add_api_route(f"{api}/{action}", _acting(control), methods=["POST"],
+                             name=f"class_{action}")
+
+    @router.get(f"{api}/students")
+    def students(code: str, request: Request) -> list[dict[str, Any]]:
+        return rooms.roster(code, _key(request), _address(request))
+
+    @router.delete(f"{api}/students/{{student}}")
+    def remove(code: str, student: str, request: Request) -> dict[str, Any]:
+        return rooms.remove(code, _key(request), student, _address(request))
+
+
+def _acting(control: Any) -> Any:
+    """A route for one control: the code in the path, the teacher's key in the request."""
+    def act(code: str, request: Request) -> dict[str, Any]:
+        return control(code, _key(request), _address(request))
+
+    return act
 
 
 def _pages(router: APIRouter, demo: bool) -> None:

@@ -104,7 +104,8 @@
   };
   /* A refusal in the reader's words, when it is one the pages know. */
   const WORDED = { room_not_found: "notFound", room_locked: "locked", room_ended: "ended",
-    student_removed: "removed", room_full: "full", rate_limited: "tooMany" };
+    student_removed: "removed", room_full: "full", rate_limited: "tooMany",
+    too_many_wrong_codes: "tooMany", room_paused: "pausedNote" };
   C.worded = (x) => (WORDED[x.code] ? C.T(WORDED[x.code]) : x.status >= 500 || !x.status ? C.T("error") : x.message);
   C.spaced = (code) => code.slice(0, 3) + " " + code.slice(3);
   C.demoNotice = () => (C.DEMO ? C.el("p", { class: "demo", id: "demo-notice", role: "note", text: "ℹ️ " + C.T("demo") }) : null);

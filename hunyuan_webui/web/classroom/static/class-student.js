@@ -30,7 +30,7 @@
   async function student() {
     let room;
     try { room = await C.call(`/rooms/${C.CODE}`); } catch (x) { return stopped(why(x), whyId(x)); }
-    if (room.ended) return stopped(() => T("ended"), "ended");
+    if (room.ended) { localStorage.removeItem(SAVED); return stopped(() => T("ended"), "ended"); }
     const me = saved();
     if (me) return enter(room, me);
     joinForm(room, C.ui);
@@ -103,6 +103,7 @@
       try { await C.call(`/rooms/${room.code}/questions`, { student: me.student, text: q.value }); q.value = ""; note.textContent = T("sent"); }
       catch (x) { note.textContent = C.worded(x); }
     } }, el("div", { class: "row" }, q, el("button", { id: "ask", text: T("send") })));
+    if (room.paused) show(T("paused"), "paused");
     app.append(C.demoNotice(),
       el("div", { class: "row head" }, title(room, C.spaced(room.code)),
         el("label", { class: "globe" }, C.globe(), mine)),
@@ -136,7 +137,7 @@
         case "delayed": lesson.delayed(ev); break;
         case "paused": show(T("paused"), "paused"); break;
         case "resumed": notice.hidden = true; break;
-        case "cleared": lesson.clear(); show(T("cleared"), "cleared"); break;
+        case "clear": lesson.clear(); show(T("cleared"), "cleared"); break;
         case "ended": localStorage.removeItem(SAVED); finish(T("ended"), "ended"); break;
         case "removed":
           if (ev.student === me.student) { localStorage.removeItem(SAVED); finish(T("removed"), "removed"); }

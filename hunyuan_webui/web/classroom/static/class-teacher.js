@@ -63,13 +63,13 @@
       end: el("button", { id: "end", type: "button", class: "quiet danger", text: T("end") }),
     };
     async function control(path, done) {
-      try { await api(path, {}); err.textContent = ""; if (done) done(); }
+      try { const state = await api(path, {}); err.textContent = ""; if (done) done(); if (state && "ended" in state) setState(state); }
       catch (x) { err.textContent = C.worded(x); }
     }
-    controls.pause.onclick = () => control(S.paused ? "/resume" : "/pause", () => setState({ paused: !S.paused }));
-    controls.lock.onclick = () => control(S.locked ? "/unlock" : "/lock", () => setState({ locked: !S.locked }));
+    controls.pause.onclick = () => control(S.paused ? "/resume" : "/pause");
+    controls.lock.onclick = () => control(S.locked ? "/unlock" : "/lock");
     controls.clear.onclick = () => control("/clear", () => lesson.clear());
-    twoStep(controls.end, () => T("endAsk"), () => control("/end", () => setState({ ended: true })));
+    twoStep(controls.end, () => T("endAsk"), () => control("/end"));
     /* The room's rarer controls (lock, clear, end, the page's language) behind one button. */
     const menuButton = el("button", { id: "room-menu-button", type: "button", class: "quiet", "aria-haspopup": "true",
       "aria-expanded": "false", "aria-controls": "room-menu", text: "⋯ " + T("menu"), onclick: () => menu(menuButton.getAttribute("aria-expanded") !== "true") });
@@ -261,7 +261,8 @@
     // -- students ----------------------------------------------------------------------------------
     async function loadStudents() {
       let list;
-      try { list = (await api("/students")).students; } catch (x) { people.textContent = C.worded(x); return; }
+      try { list = (await api("/students")).filter((s) => !s.removed && (s.present || s.joining)); }
+      catch (x) { people.textContent = C.worded(x); return; }
       people.textContent = "";
       if (!list.length) people.append(el("li", { class: "status", text: T("noStudents") }));
       for (const s of list) {
@@ -319,6 +320,7 @@
         case "question": addQuestion(ev); break;
         case "stats":
           S.langs = Object.keys(ev.languages || {});
+          if (["locked", "paused", "ended"].some((k) => k in ev && !!ev[k] !== S[k])) setState({ locked: !!ev.locked, paused: !!ev.paused, ended: !!ev.ended });
           counts.textContent = T("studentCount", { n: ev.students });
           moreCounts.textContent = `${T("sentenceCount", { n: ev.sentences })} · ${T("translationCount", { n: ev.translations })}`;
           drawChipsSoon(); loadStudentsSoon();
@@ -327,11 +329,11 @@
         case "resumed": setState({ paused: false }); break;
         case "locked": setState({ locked: true }); break;
         case "unlocked": setState({ locked: false }); break;
-        case "cleared": lesson.clear(); break;
+        case "clear": lesson.clear(); break;
         case "ended": setState({ ended: true }); break;
         case "removed": loadStudentsSoon(); break;
       }
-    }, status);
+    }, status, async () => S.ended);  // an ended class's stream ends: nothing to reopen
   }
 
   /* A button that asks before it acts: the first press shows the question, the second acts
