@@ -67,7 +67,7 @@ def correct(rooms: Rooms, code: str, key: str | None, sid: int, text: str,
     text = _text(rooms, text)
     target = languages.normalize(lang) if lang else original["lang"]
     if target != original["lang"]:
-        _log_correction(rooms, code, sid, target, text, by="teacher")
+        log_correction(rooms, code, sid, target, text, by="teacher")
         return [target]
     rooms.bus.append(code, {"type": "correction", "sid": sid, "lang": target, "text": text,
                             "source": True, "by": "teacher", "t": round(time.time(), 3)})
@@ -114,11 +114,11 @@ def _translate(rooms: Rooms, code: str, sid: int, text: str, source: str, langs:
             log.exception("class %s: translating the correction of %s into %s failed",
                           code, sid, lang)
             continue
-        _log_correction(rooms, code, sid, lang, result.text, by="teacher",
+        log_correction(rooms, code, sid, lang, result.text, by="teacher",
                         warnings=[dict(w) for w in result.warnings])
 
 
-def _log_correction(rooms: Rooms, code: str, sid: int, lang: str, text: str, by: str,
+def log_correction(rooms: Rooms, code: str, sid: int, lang: str, text: str, by: str,
                     warnings: list[dict[str, Any]] | None = None) -> None:
     event: Event = {"type": "correction", "sid": sid, "lang": lang, "text": text,
                     "warnings": warnings or [], "by": by, "t": round(time.time(), 3)}

@@ -108,7 +108,7 @@
     too_many_wrong_codes: "tooMany", room_paused: "pausedNote" };
   C.worded = (x) => (WORDED[x.code] ? C.T(WORDED[x.code]) : x.status >= 500 || !x.status ? C.T("error") : x.message);
   C.spaced = (code) => code.slice(0, 3) + " " + code.slice(3);
-  C.demoNotice = () => (C.DEMO ? C.el("p", { class: "demo", id: "demo-notice", role: "note", text: "ℹ️ " + C.T("demo") }) : null);
+  C.demoNotice = () => (C.DEMO ? C.el("p", { class: "demo", id: "demo-notice", role: "note", text: C.T("demo") }) : null);
 
   // -- an event stream that reconnects ---------------------------------------------------------
   /* ``onGone`` (optional) is asked, when the stream cannot reopen, whether the page should stop

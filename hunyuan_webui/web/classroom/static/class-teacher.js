@@ -44,7 +44,7 @@
       } else text.value = "";
       if (!value.trim()) return;
       try { await api("/sentences", { text: value }); err.textContent = ""; }
-      catch (x) { err.textContent = x.message; if (all) text.value = value; }
+      catch (x) { err.textContent = C.worded(x); if (all) text.value = value; }
     }
     text.addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(true); } });
     text.addEventListener("input", (e) => { if (auto.checked && !e.isComposing && e.inputType !== "insertFromPaste") send(false); });
@@ -200,7 +200,7 @@
     function drawReads() {
       reads.textContent = "";
       const code = S.shownLang;
-      if (!code || S.tab !== "languages") return;
+      if (!code || S.tab !== "languages" || reads.querySelector("form.editing")) return;  // not under the teacher's pen
       const seen = S.byLang.get(code) || new Map();
       const sids = [...S.sentences.keys()].slice(-RECENT).reverse();  // the newest first
       for (const sid of sids) {
@@ -227,9 +227,9 @@
       const area = C.inLang("textarea", code, value, { class: "edit", "aria-label": T("correct") });
       const form = el("form", { class: "editing", onsubmit: async (e) => {
         e.preventDefault();
-        try { await save(area.value); form.replaceWith(node); } catch (x) { err.textContent = C.worded(x); }
+        try { await save(area.value); form.replaceWith(node); drawReadsSoon(); } catch (x) { err.textContent = C.worded(x); }
       } }, area, el("div", { class: "row tools" }, el("button", { class: "small", text: T("save") }),
-        el("button", { type: "button", class: "quiet small", text: T("cancel"), onclick: () => form.replaceWith(node) })));
+        el("button", { type: "button", class: "quiet small", text: T("cancel"), onclick: () => { form.replaceWith(node); drawReadsSoon(); } })));
       node.replaceWith(form);
       area.focus();
     }
@@ -301,7 +301,7 @@
         el("div", { class: "row" }, text, el("span", { id: "speech-slot", class: "slot" }),
           el("button", { id: "send", type: "button", text: T("send"), onclick: () => send(true) })),
         el("div", { class: "row small-print" }, el("label", { class: "inline" }, auto, " " + T("auto")),
-          el("span", { class: "links status", id: "transcripts" }, T("transcript") + ": ", download("txt"), download("csv"), download("md"))),
+          el("span", { class: "links status", id: "transcripts" }, T("transcript") + ": ", download("txt"), download("csv"), download("md"), download("docx"))),
         err),
       el("aside", { class: "side", id: "side" }, join, tabBar, panels.questions, panels.languages, panels.students)),
     big, live);
