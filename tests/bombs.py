@@ -9,6 +9,7 @@ hold the unpacked bytes themselves.
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 import zipfile
@@ -25,6 +26,7 @@ TEXT_PART = {
 KINDS = tuple(TEXT_PART)
 
 
+@functools.cache
 def base(ext: str) -> bytes:
     """A small, real package of the kind: a paragraph, a slide, a cell."""
     buffer = io.BytesIO()
@@ -87,12 +89,14 @@ def inflated(original: bytes, after: bytes, unit: bytes, size: int) -> Iterable[
     yield original[at:]
 
 
+@functools.cache
 def one_member(ext: str, size: int = 60 * MB) -> bytes:
     """The text part of a real package inflated to ``size`` bytes of repeated markup."""
     part, after, unit = TEXT_PART[ext]
     return rebuild(base(ext), {part: lambda original: inflated(original, after, unit, size)})
 
 
+@functools.cache
 def many_members(ext: str, count: int = 120, each: int = MB // 2) -> bytes:
     """A real package with ``count`` added XML parts of ``each`` bytes: none large alone."""
     unit = b"<a/>"
@@ -100,6 +104,7 @@ def many_members(ext: str, count: int = 120, each: int = MB // 2) -> bytes:
     return rebuild(base(ext), extra=extra)
 
 
+@functools.cache
 def lying_sizes(ext: str, size: int = 60 * MB, claimed: int = 1000) -> bytes:
     """:func:`one_member`, with the member's unpacked size claimed to be ``claimed`` bytes in its
     local header and in the central directory."""
@@ -121,6 +126,7 @@ BOMBS = {"one member": one_member, "many members": many_members, "lying sizes": 
 
 
 # -- the other lies --------------------------------------------------------------------------------
+@functools.cache
 def empty_members(count: int = 100_000) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as package:
@@ -134,6 +140,7 @@ def outside_name(ext: str) -> bytes:
     return rebuild(base(ext), extra=[("../../x", [b"escaped"])])
 
 
+@functools.cache
 def zip_in_zip(ext: str, depth: int = 3) -> bytes:
     """A package whose one member is a zip of a zip ... of a bomb."""
     data = one_member(ext, 20 * MB)
