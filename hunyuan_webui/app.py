@@ -43,13 +43,8 @@ from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_aut
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
 from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, slow_client_protocol
-from hunyuan_webui.web.guards.visitor_files import (
-    MB,
-    VisitorFiles,
-    claim_upload_folder,
-    release_upload_folder,
-    track_upload_temps,
-)
+from hunyuan_webui.web.guards.upload_folder import claim_upload_folder, release_upload_folder
+from hunyuan_webui.web.guards.visitor_files import MB, VisitorFiles, track_upload_temps
 from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.events import skip_absent_matplotlib
@@ -75,6 +70,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     track_upload_temps()
     files = VisitorFiles(folder, ttl=settings.files_ttl,
                          session_quota=settings.upload_quota_mb * MB,
+                         address_quota=settings.upload_address_mb * MB,
                          total_quota=settings.upload_total_mb * MB)
     # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
     guards = [(Gatekeeper, {"access": access, "files": files}),

@@ -90,6 +90,10 @@ class Settings:
                           "who owns it; then it is deleted.", group="limits")
     upload_quota_mb: int = _opt(50, "Megabytes of uploaded and translated files one browser "
                                 "session may hold at once (413 beyond).", group="limits")
+    upload_address_mb: int = _opt(200, "Megabytes of uploaded and translated files the sessions "
+                                  "of one client address may hold at once (429 beyond), so "
+                                  "that one client cannot fill everyone's space.",
+                                  group="limits")
     upload_total_mb: int = _opt(1000, "Megabytes of uploaded and translated files all sessions "
                                 "together may hold at once (429 beyond).", group="limits")
     upload_dir: str | None = _opt(None, "Folder of uploads and translated files, owned by the app: "
@@ -197,7 +201,7 @@ class Settings:
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
         for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes",
-                     "upload_quota_mb", "upload_total_mb"):
+                     "upload_quota_mb", "upload_address_mb", "upload_total_mb"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
         for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",

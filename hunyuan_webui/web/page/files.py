@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import gradio as gr
 
 from hunyuan_webui import files, languages, modes
@@ -70,6 +71,11 @@ class FileListeners:
                       admit=lambda segments: self._admit(visitor, "".join(segments), count=False),
                       switch=(lang, "en", "zh"))
         yield {"download": None, "doc_status": say(lang, "translating") + "…"}
+        try:  # read (a package unpacked within its bounds) off the event loop
+            await anyio.to_thread.run_sync(job.read)
+        except InputError:  # damaged, hostile, not what its name says: not kept on disk
+            self.files.forget(session_of(visitor), path)
+            raise
         async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
             if event.result is not None:
                 result = event.result
