@@ -43,7 +43,11 @@ from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_aut
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
 from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, slow_client_protocol
-from hunyuan_webui.web.guards.upload_folder import claim_upload_folder, release_upload_folder
+from hunyuan_webui.web.guards.upload_folder import (
+    claim_upload_folder,
+    release_upload_folder,
+    skip_empty_cache_files,
+)
 from hunyuan_webui.web.guards.visitor_files import MB, VisitorFiles, track_upload_temps
 from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
@@ -68,6 +72,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # Gradio's before the page is built: its blocks read it when they are made.
     folder = claim_upload_folder(settings.upload_dir, settings.port)
     track_upload_temps()
+    skip_empty_cache_files()
     files = VisitorFiles(folder, ttl=settings.files_ttl,
                          session_quota=settings.upload_quota_mb * MB,
                          address_quota=settings.upload_address_mb * MB,

@@ -105,3 +105,26 @@ def _lock_folder(path: Path, explicit: bool) -> Any:
                                   f"choose another --upload-dir.") from None
         return None
     return marker
+
+
+# -- Gradio's empty cache files ----------------------------------------------------------------------
+class _Unused:
+    """Stands in for the temporary file ``gradio.components.File.preprocess`` makes for every
+    event with a ``type="filepath"`` file (its ``name`` is set, the file is never used)."""
+
+    name = ""
+
+
+def skip_empty_cache_files() -> None:
+    """Gradio 6's ``File.preprocess`` (``type="filepath"``) creates an empty temporary file in
+    its cache (this app's upload folder) for every event that takes a file, names it after the
+    upload, returns the upload's own path, and leaves the empty file there: one per Document tab
+    event, forever. Its ``tempfile`` is given a stand-in that creates nothing. Idempotent."""
+    import types
+
+    import gradio.components.file as file_component
+
+    if getattr(file_component.tempfile, "hymt_skipped", False):
+        return
+    file_component.tempfile = types.SimpleNamespace(  # type: ignore[assignment]
+        NamedTemporaryFile=lambda *args, **kwargs: _Unused(), hymt_skipped=True)
