@@ -51,7 +51,7 @@ def base(ext: str) -> bytes:
     return buffer.getvalue()
 
 
-def _repeat(unit: bytes, size: int) -> Iterable[bytes]:
+def repeat(unit: bytes, size: int) -> Iterable[bytes]:
     """About ``size`` bytes of ``unit`` repeated (whole units: the markup stays well formed)."""
     block = unit * (MB // len(unit))
     left = size - size % len(unit)
@@ -85,7 +85,7 @@ def inflated(original: bytes, after: bytes, unit: bytes, size: int) -> Iterable[
     """``original`` with ``size`` bytes of ``unit`` repeated right after ``after``."""
     at = original.index(after) + len(after)
     yield original[:at]
-    yield from _repeat(unit, size)
+    yield from repeat(unit, size)
     yield original[at:]
 
 
@@ -100,7 +100,7 @@ def one_member(ext: str, size: int = 60 * MB) -> bytes:
 def many_members(ext: str, count: int = 120, each: int = MB // 2) -> bytes:
     """A real package with ``count`` added XML parts of ``each`` bytes: none large alone."""
     unit = b"<a/>"
-    extra = ((f"bomb/part{i}.xml", _repeat(unit, each)) for i in range(count))
+    extra = ((f"bomb/part{i}.xml", repeat(unit, each)) for i in range(count))
     return rebuild(base(ext), extra=extra)
 
 

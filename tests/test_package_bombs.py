@@ -60,8 +60,9 @@ def warm(c: httpx.Client) -> None:
         sent = c.post("/v1/documents", data={"target_lang": "en", "source_lang": "zh"},
                       files={"file": ("lesson" + ext, bombs.base(ext))})
         assert sent.status_code == 202, sent.text
-        assert wait_until(lambda i=sent.json()["id"]: c.get(f"/v1/documents/{i}").json()["status"]
-                          == "done", 60)
+        doc = sent.json()["id"]
+        assert wait_until(lambda d=doc: c.get(f"/v1/documents/{d}").json()["status"] == "done",
+                          60)
     assert c.post("/v1/translate", json={"text": "谢谢。", "source_lang": "zh",
                                          "target_lang": "en"}).status_code == 200
 
