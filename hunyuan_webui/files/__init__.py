@@ -152,10 +152,17 @@ class ReadFile:
 
     def close(self) -> None:
         """Let the parsed file go now (a library's own reference cycles would hold a
-        document's trees until the next full garbage collection)."""
+        document's trees until the next full garbage collection, and an error's traceback
+        this object)."""
         for close in self.batch.closers:
             close()
         self.batch.closers.clear()
+        self.batch.docs.clear()
+        self.finish = _closed
+
+
+def _closed(rendered: list[str]) -> bytes:
+    raise RuntimeError("This file was closed.")
 
 
 def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lang: str = "en",

@@ -66,6 +66,7 @@ class FileJob:
         self._stop = threading.Event()
         self._read: files.ReadFile | None = None  # the file once read, until it is run
         self._charged = False  # whether admit has seen the read file's segments
+        self.unreadable = False  # whether reading the file refused it (damaged, hostile)
 
     def cancel(self) -> None:
         self._stop.set()
@@ -79,10 +80,14 @@ class FileJob:
         bounded): its distinct segments, the texts :meth:`run` will send. A front end that reads
         before it accepts the job refuses a hostile or damaged file at once, with words."""
         if self._read is None:
-            self._read = files.read_file(
-                self.filename, self.data, lang=self.template.source_lang,
-                target_lang=self.template.target_lang, csv_columns=self.columns,
-                max_bytes=self.translator.settings.max_file_bytes)
+            try:
+                self._read = files.read_file(
+                    self.filename, self.data, lang=self.template.source_lang,
+                    target_lang=self.template.target_lang, csv_columns=self.columns,
+                    max_bytes=self.translator.settings.max_file_bytes)
+            except InputError:
+                self.unreadable = True  # the file itself was refused, not its translation
+                raise
             self._charged = False
         return self._read.segments()
 
@@ -99,16 +104,19 @@ class FileJob:
         try:
             if self._stop.is_set():
                 raise CancelledError("The translation was stopped.")
-            self.read()
-            read, charged = self._read, self._charged
-            self._read, self._charged = None, False  # a second run reads (and counts) again
-            assert read is not None
-            try:
-                return self._translate(read, charged, progress)
-            finally:
-                read.close()  # the parsed file (a document's trees) goes now...
+            return self._run_read(progress)  # its frame, and the parsed file with it, gone...
         finally:
-            self.release()  # ...and its memory back to the system
+            self.release()  # ...the memory goes back to the system
+
+    def _run_read(self, progress: Callable[[int, int], None] | None) -> FileResult:
+        self.read()
+        read, charged = self._read, self._charged
+        self._read, self._charged = None, False  # a second run reads (and counts) again
+        assert read is not None
+        try:
+            return self._translate(read, charged, progress)
+        finally:
+            read.close()
 
     def release(self) -> None:
         """Let the file read ahead go, if any (a job refused or cancelled before it ran), and
