@@ -125,21 +125,31 @@ def run_case(c: httpx.Client, url: str, pid: int, name: str, data: bytes, base: 
     source = "en" if name.endswith("real") else "zh"
     with Watch(url, pid) as watch:
         started = time.monotonic()
-        answer = c.post("/v1/documents", data={"target_lang": "en", "source_lang": source},
-                        files={"file": ("lesson." + name.split()[0], data)})
-        seconds = time.monotonic() - started
-        outcome = str(answer.status_code)
-        if answer.status_code == 202:  # accepted: followed to its end
-            doc = answer.json()["id"]
-            while (status := c.get(f"/v1/documents/{doc}").json())["status"] in (
-                    "queued", "translating"):
-                time.sleep(0.2)
-            outcome += f" → {status['status']} in {time.monotonic() - started:.1f} s"
-            c.delete(f"/v1/documents/{doc}")
+        try:
+            outcome, seconds = follow(c, name, data, source, started)
+        except httpx.HTTPError as exc:  # the server stalled or dropped the connection
+            outcome, seconds = f"{type(exc).__name__} after {time.monotonic() - started:.1f} s", 0
         time.sleep(2)
     after = rss_mib(pid)
     return (f"| {name} | {len(data) // 1000} | {outcome} | {seconds:.2f} | "
             f"{watch.peak - base:+.0f} | {after - base:+.0f} | {watch.slowest:.2f} |")
+
+
+def follow(c: httpx.Client, name: str, data: bytes, source: str,
+           started: float) -> tuple[str, float]:
+    """Send the case; an accepted one is followed to its end (then forgotten)."""
+    answer = c.post("/v1/documents", data={"target_lang": "en", "source_lang": source},
+                    files={"file": ("lesson." + name.split()[0], data)})
+    seconds = time.monotonic() - started
+    outcome = str(answer.status_code)
+    if answer.status_code == 202:
+        doc = answer.json()["id"]
+        while (status := c.get(f"/v1/documents/{doc}").json())["status"] in (
+                "queued", "translating"):
+            time.sleep(0.2)
+        outcome += f" → {status['status']} in {time.monotonic() - started:.1f} s"
+        c.delete(f"/v1/documents/{doc}")
+    return outcome, seconds
 
 
 def main() -> None:

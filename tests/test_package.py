@@ -21,10 +21,12 @@ import pytest
 from hunyuan_webui.errors import InputError, InputTooLongError
 from hunyuan_webui.files import read_file, translate_file
 from hunyuan_webui.files.package import (
+    Budget,
     Limits,
     Package,
     PackageTooLargeError,
     central_entries,
+    inflate,
     parse_xml,
     safe_name,
 )
@@ -134,6 +136,25 @@ def test_a_doctype_is_refused_in_any_encoding_and_across_chunks(codec, monkeypat
     with pytest.raises(InputError, match="declares a DOCTYPE"):
         check(package(("word/document.xml", text.encode(codec))))
     check(package(("word/media/x.bin", text.encode(codec))))  # not XML: not its business
+
+
+def test_a_deflate_stream_outside_a_zip_counts_against_the_same_budget():
+    """A PDF's streams are no zip: each is inflated in chunks against the document's budget."""
+    import zlib
+
+    page = zlib.compress(b"BT (Hello) Tj ET\n" * 1000)
+    budget = Budget(".pdf", Limits(total_bytes=8 * MB), packed=MB)  # a 1 MB PDF
+    assert inflate(page, budget, "page 1") == b"BT (Hello) Tj ET\n" * 1000
+    bomb = zlib.compress(b"\0" * 50 * MB)
+    started = time.monotonic()
+    with pytest.raises(PackageTooLargeError, match="'page 2' is packed more than 100 to 1"):
+        inflate(bomb, budget, "page 2")
+    assert time.monotonic() - started < 1
+    with pytest.raises(PackageTooLargeError, match="more than 8.0 MB"):
+        for i in range(10):  # streams of 1 MB each, ordinary alone, too many together
+            inflate(zlib.compress(bytes(range(256)) * 4000), budget, f"image {i}")
+    with pytest.raises(InputError, match="damaged"):
+        inflate(b"not deflate", budget, "page 3")
 
 
 # -- the XML parser --------------------------------------------------------------------------------

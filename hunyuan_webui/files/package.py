@@ -21,7 +21,11 @@ trusts what the package says of itself, and nothing is unpacked beyond :class:`L
   tree a parser would build), and a ``<!DOCTYPE`` is refused where the format never has one (Office
   and OpenDocument files; an EPUB's XHTML may name one without declaring anything);
 - :func:`parse_xml` parses with no DTD, no entities, no network and libxml2's default bounds
-  (256 levels deep, no "huge" trees), and refuses a document that declares entities.
+  (256 levels deep, no "huge" trees), and refuses a document that declares entities;
+- a container that is no zip (a PDF's ``/FlateDecode`` streams) counts what it unpacks against
+  the same :class:`Budget` with :func:`inflate`.
+
+:func:`give_memory_back` hands the heap's free pages back to the system once a file's job ends.
 
 Errors are :class:`~hunyuan_webui.errors.InputError` (400) with words, or
 :class:`~hunyuan_webui.errors.InputTooLongError` (413) for a package that unpacks too far.
@@ -79,6 +83,65 @@ def _mb(n: float) -> str:
     return f"{n / MB:.0f} MB" if n >= 10 * MB else f"{n / MB:.1f} MB"
 
 
+class Budget:
+    """What a container (``what``: ".docx", ".pdf") of ``packed`` bytes has unpacked so far,
+    against ``limits``: a zip package's members (:class:`Package`) or a PDF's streams
+    (:func:`inflate`) count against one budget, chunk by chunk."""
+
+    def __init__(self, what: str, limits: Limits, packed: int) -> None:
+        self.what, self.limits, self.packed = what, limits, packed
+        self.unpacked = 0  # bytes unpacked so far, all parts together
+        self.markup = 0  # tags seen so far in the XML parts
+
+    def take(self, name: str, size: int, done: int, packed: int) -> None:
+        """``size`` more bytes came out of part ``name`` (``done`` of it so far, from ``packed``
+        bytes): refused past a part's size or ratio, or the whole's."""
+        limits = self.limits
+        self.unpacked += size
+        if done > limits.member_bytes:
+            raise self.too_large(f"{name[:80]!r} unpacks to more than "
+                                 f"{_mb(limits.member_bytes)}")
+        if done > limits.ratio_floor and done > limits.ratio * max(packed, 1):
+            raise self.too_large(f"{name[:80]!r} is packed more than {limits.ratio:g} to 1")
+        if self.unpacked > limits.total_bytes:
+            raise self.too_large(f"it unpacks to more than {_mb(limits.total_bytes)}")
+        if self.unpacked > limits.ratio_floor and \
+                self.unpacked > limits.ratio * max(self.packed, 1):
+            raise self.too_large(f"it is packed more than {limits.ratio:g} to 1")
+
+    def take_markup(self, name: str, chunk: bytes) -> None:
+        """Count the tags of an XML part's chunk (an upper bound on its parsed elements)."""
+        self.markup += chunk.count(b"<")
+        if self.markup > self.limits.markup:
+            raise PackageTooLargeError(
+                f"This {self.what} file has too much markup (over {self.limits.markup:,} tags "
+                f"by {name[:80]!r}). Is it really a document?")
+
+    def too_large(self, detail: str) -> PackageTooLargeError:
+        return PackageTooLargeError(
+            f"This {self.what} file unpacks to too much data ({detail}; the limits are "
+            f"{_mb(self.limits.member_bytes)} for one part, {_mb(self.limits.total_bytes)} in "
+            f"all, packed at most {self.limits.ratio:g} to 1). Is it really a document?")
+
+
+def inflate(data: bytes, budget: Budget, name: str, wbits: int = zlib.MAX_WBITS) -> bytes:
+    """A zlib (deflate) stream, such as a PDF's ``/FlateDecode`` stream ``name``, unpacked in
+    chunks against ``budget``: refused at the chunk that passes it, never inflated whole."""
+    out, done = [], 0
+    stream = zlib.decompressobj(wbits)
+    pending = data
+    try:
+        while pending and not stream.eof:
+            chunk = stream.decompress(pending, CHUNK)
+            pending = stream.unconsumed_tail
+            done += len(chunk)
+            budget.take(name, len(chunk), done, len(data))
+            out.append(chunk)
+    except zlib.error as exc:
+        raise InputError(f"This {budget.what} file is damaged ({name[:80]}): {exc}") from None
+    return b"".join(out)
+
+
 class Package:
     """A zip package opened within ``limits``; ``what`` names it in messages (``.docx``)."""
 
@@ -86,8 +149,7 @@ class Package:
                  is_xml: Callable[[str], bool] | None = None) -> None:
         self.data, self.what, self.limits = data, what, limits
         self.is_xml = is_xml or (lambda name: bool(_XML_NAME.search(name)))
-        self.unpacked = 0  # bytes unpacked so far, all members together
-        self.markup = 0  # tags seen so far in the XML members
+        self.budget = Budget(what, limits, len(data))
         count = central_entries(data)
         if count > limits.members:
             raise PackageTooLargeError(
@@ -125,16 +187,10 @@ class Package:
                 raise InputError(f"This {what} file is damaged: {name[:80]!r} is packed in a way "
                                  f"office files never are.")
             if info.file_size > limits.member_bytes:
-                raise self._too_large(f"{name[:80]!r} unpacks to {_mb(info.file_size)}")
+                raise self.budget.too_large(f"{name[:80]!r} unpacks to {_mb(info.file_size)}")
             declared += info.file_size
         if declared > limits.total_bytes:
-            raise self._too_large(f"it unpacks to {_mb(declared)}")
-
-    def _too_large(self, detail: str) -> PackageTooLargeError:
-        return PackageTooLargeError(
-            f"This {self.what} file unpacks to too much data ({detail}; the limits are "
-            f"{_mb(self.limits.member_bytes)} for one part, {_mb(self.limits.total_bytes)} in "
-            f"all, packed at most {self.limits.ratio:g} to 1). Is it really a document?")
+            raise self.budget.too_large(f"it unpacks to {_mb(declared)}")
 
     # -- reading -------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -169,8 +225,7 @@ class Package:
             with self._zip.open(info) as stream:
                 while chunk := stream.read(CHUNK):
                     done += len(chunk)
-                    self.unpacked += len(chunk)
-                    self._bound(info, done)
+                    self.budget.take(info.filename, len(chunk), done, info.compress_size)
                     if xml:
                         tail = self._scan_xml(info.filename, tail, chunk)
                     yield chunk
@@ -178,28 +233,10 @@ class Package:
                 NotImplementedError, struct.error) as exc:
             raise InputError(f"This {self.what} file is damaged: {_first_line(exc)}") from None
 
-    def _bound(self, info: zipfile.ZipInfo, done: int) -> None:
-        limits = self.limits
-        if done > limits.member_bytes:
-            raise self._too_large(f"{info.filename[:80]!r} unpacks to more than "
-                                  f"{_mb(limits.member_bytes)}")
-        if done > limits.ratio_floor and done > limits.ratio * max(info.compress_size, 1):
-            raise self._too_large(f"{info.filename[:80]!r} is packed more than "
-                                  f"{limits.ratio:g} to 1")
-        if self.unpacked > limits.total_bytes:
-            raise self._too_large(f"it unpacks to more than {_mb(limits.total_bytes)}")
-        if self.unpacked > limits.ratio_floor and \
-                self.unpacked > limits.ratio * max(len(self.data), 1):
-            raise self._too_large(f"it is packed more than {limits.ratio:g} to 1")
-
     def _scan_xml(self, name: str, tail: bytes, chunk: bytes) -> bytes:
         """Count the markup of an XML member's chunk and look for a DOCTYPE (across the chunk
         boundary too); returns the tail to carry over."""
-        self.markup += chunk.count(b"<")
-        if self.markup > self.limits.markup:
-            raise PackageTooLargeError(
-                f"This {self.what} file has too much markup (over {self.limits.markup:,} tags "
-                f"by {name[:80]!r}). Is it really a document?")
+        self.budget.take_markup(name, chunk)
         if not self.limits.doctype:
             window = tail + chunk
             if any(marker in window for marker in _DOCTYPES):
