@@ -16,10 +16,10 @@ as :mod:`hunyuan_webui.choice` picks the translation model.
   had, the app runs without speech, with a banner and a log line that say why and what to do;
   a class is then taught by typing.
 
-Paraformer and SenseVoice (FunASR) recognise Mandarin with far fewer errors than Whisper on a CPU
-(FIELD notes); they are not offered yet: FunASR pulls in a large stack (modelscope, torchaudio),
-and the ONNX route (sherpa-onnx) would need a tiny model of its own format for the tests. The
-README says so.
+Paraformer and SenseVoice (FunASR) recognise Mandarin with far fewer errors than Whisper on a CPU;
+they are not offered yet: FunASR pulls in a large stack (modelscope, torchaudio), and the light
+ONNX route (sherpa-onnx) would need a tiny model of its own format built for the tests, as the
+demo recogniser is for Whisper. The README says so, and how to use one through --asr-endpoint.
 """
 
 from __future__ import annotations

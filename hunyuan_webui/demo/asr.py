@@ -90,7 +90,9 @@ def build_demo_asr(out_dir: Path | str, phrases_path: Path | str = PHRASES_PATH,
         memories = [training.encoder_outputs(first, clips, "int8")]
         training.log(verbose, "encoder outputs computed", started)
         inputs, labels = training.targets(tokenizer, clips)
-        stats = asr_fit.train_decoder(model, memories, inputs, labels, seed, verbose, started)
+        must = np.array([c.default_voice or not c.text for c in clips])
+        stats = asr_fit.train_decoder(model, memories, inputs, labels, must, seed, verbose,
+                                      started)
         final = training.save_and_convert(model, tokenizer, staging / "hf", staging / "final")
         compact_json(final / "tokenizer.json")
         compact_json(final / "vocabulary.json")

@@ -48,6 +48,7 @@ TEXT_VOCAB = 50257  # Whisper's text tokens: ids 0..50256
 BPE_VOCAB = 520
 VOCAB = 51865  # with the specials and the timestamps: a multilingual Whisper (v1/v2 layout)
 MAX_TARGET = 448
+POSITION_SCALE = 0.1
 PREPROCESSOR = {"feature_size": N_MELS, "sampling_rate": 16000, "hop_length": 160,
                 "chunk_length": 30, "n_fft": 400}
 TASK_TOKENS = ("<|translate|>", "<|transcribe|>", "<|startoflm|>", "<|startofprev|>",
@@ -119,6 +120,14 @@ def build_hf_model(tokenizer: Any, seed: int) -> Any:
         tie_word_embeddings=True)
     torch.manual_seed(seed)
     model = WhisperForConditionalGeneration(config).eval()
+    with torch.no_grad():
+        # The encoder is never trained: let the sound, not the position, dominate its output
+        # (He-initialised convolutions; the sinusoidal positions at a tenth of their size).
+        encoder = model.model.encoder
+        for conv in (encoder.conv1, encoder.conv2):
+            conv.weight.normal_(0.0, (2.0 / (conv.in_channels * conv.kernel_size[0])) ** 0.5)
+            conv.bias.zero_()
+        encoder.embed_positions.weight.mul_(POSITION_SCALE)
     langs = {f"<|{c}|>": token_id(tokenizer, f"<|{c}|>") for c in whisper_languages()}
     model.generation_config = GenerationConfig(
         decoder_start_token_id=sot, eos_token_id=eot, pad_token_id=eot, suppress_tokens=[],

@@ -97,7 +97,7 @@ class Recognizer(ABC):
         """The gated recognition of ``samples``; ``draft``: a quick look at an unfinished
         utterance (a cheaper search where the backend has one)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a backend that holds nothing frees nothing)
         """Free the model."""
 
     def language_for(self, code: str | None) -> str | None:

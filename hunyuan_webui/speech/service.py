@@ -23,6 +23,8 @@ from hunyuan_webui.speech.transcript import Transcript, transcribe
 from hunyuan_webui.speech.whisper import warm
 
 log = logging.getLogger(__name__)
+DEFAULT_LIMITS = AudioLimits()
+DEFAULT_PACING = Pacing()
 
 
 class SpeechState(StrEnum):
@@ -56,7 +58,7 @@ class Speech:
 
     def __init__(self, load: Callable[[], Recognizer] | None, *, model: str = "",
                  reason: str = "", warmup: bool = True, warm_language: str | None = "en",
-                 limits: AudioLimits = AudioLimits()) -> None:
+                 limits: AudioLimits = DEFAULT_LIMITS) -> None:
         self.limits = limits
         self._recognizer: Recognizer | None = None
         self._done = threading.Event()
@@ -120,7 +122,7 @@ class Speech:
         language = recognizer.language_for(language)  # refused before decoding anything
         return transcribe(recognizer, decode(data, self.limits), language)
 
-    def listener(self, language: str | None, pacing: Pacing = Pacing()) -> Listener:
+    def listener(self, language: str | None, pacing: Pacing = DEFAULT_PACING) -> Listener:
         return Listener(self.recognizer(), language, pacing=pacing)
 
     def close(self) -> None:

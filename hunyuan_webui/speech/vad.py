@@ -21,13 +21,12 @@ _LOCK = threading.Lock()
 
 def _load() -> object:
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from silero_vad import load_silero_vad
+        from silero_vad import load_silero_vad
     except ImportError:
         raise ModelLoadError("Voice activity detection needs silero-vad (pip install -r "
                              "requirements.txt).") from None
-    with _LOCK:  # onnxruntime sessions are made one at a time
+    with _LOCK, warnings.catch_warnings():  # onnxruntime sessions are made one at a time
+        warnings.simplefilter("ignore", DeprecationWarning)  # its own use of importlib
         return load_silero_vad(onnx=True)
 
 

@@ -12,6 +12,7 @@ to the key's daily quota. The file is read into memory (never written to disk), 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any
 
 import anyio
@@ -95,10 +96,8 @@ def segments(transcript: Transcript) -> list[dict[str, Any]]:
 
 def verbose(transcript: Transcript) -> dict[str, Any]:
     name = transcript.language
-    try:
+    with contextlib.suppress(InputError, KeyError, AttributeError):
         name = languages.get(transcript.language).english.lower()
-    except (InputError, KeyError, AttributeError):
-        pass
     return {"task": "transcribe", "language": name, "duration": transcript.duration,
             "text": transcript.text, "segments": segments(transcript)}
 
