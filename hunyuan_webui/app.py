@@ -83,7 +83,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     guards = [(Gatekeeper, {"access": access, "files": files}),
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
-    speech = speech or build_speech(settings, banner)  # loads beside the translator
+    speech = speech or build_speech(settings)  # loads beside the translator
     app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
     app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
     app.include_router(rooms.create_router(app.state.rooms, settings, speech))
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_hardware(settings)
         skip_absent_matplotlib()
         app = create_app(settings, banner="\n\n".join(b for b in (choice.banner, heard.banner)
-                                                      if b))
+                                                      if b), speech=build_speech(settings, heard))
         server = Server(app, settings).start()
     except TranslatorError as exc:
         print(f"error: {exc.user_message}", file=sys.stderr)

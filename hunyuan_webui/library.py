@@ -192,7 +192,7 @@ class Transcriber:
         if endpoint is not None:
             settings["asr_endpoint"] = endpoint
         chosen = choose_speech(Settings(demo=demo, **settings))
-        transcriber = cls(build_speech(chosen.settings, chosen.banner))
+        transcriber = cls(build_speech(chosen.settings, chosen))
         if wait:
             transcriber.wait_ready(timeout)
         return transcriber

@@ -47,11 +47,16 @@ CPU_ROWS = (("small", "Systran/faster-whisper-small"),
             ("base", "Systran/faster-whisper-base"))
 
 
+DEMO_BANNER = ("**Demo recogniser.** Speech is recognised by a tiny demo model that knows only "
+               "the demo phrases as espeak-ng says them (e.g. `espeak-ng -v cmn -w a.wav 早上好。`); "
+               "`bash launch.sh` without --demo picks a real one (README, Speech).")
+
+
 @dataclass(frozen=True)
 class SpeechChoice:
     settings: Settings  # asr_model filled in ("" when there is no recogniser)
     reason: str  # one line for the log
-    banner: str = ""  # markdown for the page when speech is unavailable
+    banner: str = ""  # markdown for the page: the demo recogniser, or why there is none
 
 
 class SpeechProbe(Protocol):
@@ -115,7 +120,7 @@ def choose_speech(settings: Settings, probe: SpeechProbe | None = None) -> Speec
 
         return SpeechChoice(replace(settings, asr_model=str(ensure_demo_asr())),
                             "speech: the demo recogniser (it knows only the demo phrases, as "
-                            "espeak-ng speaks them)")
+                            "espeak-ng speaks them)", banner=DEMO_BANNER)
     probe = probe or HubProbe()
     gpus = probe.gpus() if settings.device not in ("cpu", "mps") else 0
     rows = GPU_ROWS if gpus else CPU_ROWS
@@ -167,16 +172,17 @@ def _is_demo_dir(model: str) -> bool:
     return (Path(model) / SIDECAR).is_file()
 
 
-def build_speech(settings: Settings, banner: str = "") -> Speech:
-    """The app's recogniser from settings that :func:`choose_speech` has filled in (an
-    unresolved ``auto``, as in settings made by hand, counts as no choice made: off)."""
+def build_speech(settings: Settings, choice: SpeechChoice | None = None) -> Speech:
+    """The app's recogniser from settings that :func:`choose_speech` has filled in (its
+    ``choice`` says why there is none); an unresolved ``auto``, as in settings made by hand,
+    counts as no choice made (off), except with --demo."""
     limits = AudioLimits(settings.max_audio_bytes, settings.max_audio_seconds)
     if not settings.speech:
         return Speech.off("Speech is turned off (--no-speech).")
     if not settings.asr_endpoint and settings.asr_model in (AUTO, ""):
         if settings.asr_model == AUTO and settings.demo:
             return build_speech(choose_speech(settings).settings)
-        reason = banner.replace("**No speech recogniser.** ", "") or \
+        reason = choice.reason.removeprefix("speech: off. ") if choice else \
             "No speech recogniser was chosen (--asr-model)."
         return Speech(None, reason=reason, limits=limits)
     model = settings.asr_endpoint or settings.asr_model
