@@ -96,6 +96,8 @@ def build_demo_asr(out_dir: Path | str, phrases_path: Path | str = PHRASES_PATH,
         final = training.save_and_convert(model, tokenizer, staging / "hf", staging / "final")
         compact_json(final / "tokenizer.json")
         compact_json(final / "vocabulary.json")
+        check(final, spoken)
+        training.log(verbose, "every phrase recognised exactly through faster-whisper", started)
         sidecar = {"demo": True, "description": description(len(spoken)),
                    "phrases": len(spoken), "phrases_sha256": phrases_digest(phrases_path),
                    "seed": seed, "clips": len(clips), "training": stats}
@@ -111,6 +113,25 @@ def build_demo_asr(out_dir: Path | str, phrases_path: Path | str = PHRASES_PATH,
         shutil.rmtree(staging, ignore_errors=True)
     training.log(verbose, f"saved {out_dir}", started)
     return out_dir
+
+
+def check(directory: Path, spoken: Sequence[tuple[str, str]]) -> None:
+    """Every phrase in espeak-ng's default voice, through the app's own recognition path (the
+    voice activity detector, faster-whisper, the gate): exactly its text, or no model."""
+    from hunyuan_webui.demo.voices import speak
+    from hunyuan_webui.speech.audio import decode
+    from hunyuan_webui.speech.transcript import transcribe
+    from hunyuan_webui.speech.whisper import WhisperRecognizer
+
+    recognizer = WhisperRecognizer(str(directory), device="cpu", cpu_threads=1)
+    wrong = []
+    for lang, text in spoken:
+        got = transcribe(recognizer, decode(speak(text, lang)), lang).text
+        if got != text:
+            wrong.append(f"{text!r} came out as {got!r}")
+    recognizer.close()
+    if wrong:
+        raise RuntimeError(f"the demo recogniser is not exact: {'; '.join(wrong)}")
 
 
 def description(count: int) -> str:

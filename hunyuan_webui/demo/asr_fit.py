@@ -18,9 +18,11 @@ import numpy as np
 
 from hunyuan_webui.demo.asr_training import log
 
-LEARNING_RATE = 5e-3
+LEARNING_RATE = 3e-3
+DECAY_FROM = 15  # epochs at the full rate; then it shrinks by DECAY an epoch, to a twentieth
+DECAY = 0.85
 BATCH = 24
-MAX_EPOCHS = 120
+MAX_EPOCHS = 60
 MIN_EPOCHS = 8
 MARGIN = 4.0
 SHARE = 0.97  # of all clips (other voices, noisy, beginnings): right, if not by the margin
@@ -126,6 +128,9 @@ def train_decoder(model: Any, memories: list[np.ndarray], inputs: np.ndarray,
                      f"{required.min().item():.2f}, {right:.1%} of all clips right", started)
         if epoch >= MIN_EPOCHS and bool((required >= MARGIN).all()) and right >= SHARE:
             break
+        if epoch >= DECAY_FROM:
+            for group in optimizer.param_groups:
+                group["lr"] = max(LEARNING_RATE / 20, group["lr"] * DECAY)
     live.write_back(model)
     model.eval()
     required = lead[torch.from_numpy(must)]
