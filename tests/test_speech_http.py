@@ -141,6 +141,27 @@ def test_openai_client_transcribes(served: RunningApp) -> None:
     assert 0.5 < verbose.duration < 5
 
 
+def test_posted_sound_stays_in_memory(served: RunningApp) -> None:
+    """Starlette spools a form's file over 1 MB to a temporary file: not sound, up to its limit."""
+    from starlette.formparsers import MultiPartParser
+
+    assert MultiPartParser.spool_max_size > served.settings.max_audio_bytes
+
+
+@pytest.mark.parametrize("kind", ["silence", "white noise"])
+def test_a_minute_without_speech_posts_nothing(served: RunningApp, kind: str) -> None:
+    rng = np.random.default_rng(7)
+    samples = np.zeros(60 * RATE, dtype=np.float32) if kind == "silence" else \
+        rng.normal(0, 0.1, 60 * RATE).astype(np.float32)
+    with served.client() as client:
+        code, key = open_class(client, "zh")
+        answer = client.post(f"/class/api/rooms/{code}/speech", content=wav_bytes(samples),
+                             headers={"X-Class-Key": key})
+        assert answer.json() == {"text": "", "sentences": []}
+        assert client.get(f"/class/api/rooms/{code}/stats",
+                          headers={"X-Class-Key": key}).json()["sentences"] == 0
+
+
 def test_openai_errors_in_openai_shape(served: RunningApp) -> None:
     client = openai.OpenAI(base_url=f"{served.url}/v1", api_key="unused", max_retries=0)
     with pytest.raises(openai.APIStatusError) as caught:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import wave
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -48,10 +49,10 @@ def decode(data: bytes, limits: AudioLimits = AudioLimits()) -> np.ndarray:
     except ImportError:  # the remote recogniser alone needs no FFmpeg: plain WAV still works
         return _decode_wav(data, limits)
     try:
-        samples = _decode_av(data, limits)
+        samples = _decode_av(av, data, limits)
     except InputTooLongError:
         raise
-    except (av.error.FFmpegError, ValueError, IndexError, StopIteration) as exc:
+    except Exception as exc:  # whatever FFmpeg makes of bytes that are not sound: unreadable
         raise UnsupportedAudioError(f"This is not a sound file that can be read ({FORMATS}): "
                                     f"{_reason(exc)}") from None
     if samples.size == 0:
@@ -59,9 +60,7 @@ def decode(data: bytes, limits: AudioLimits = AudioLimits()) -> np.ndarray:
     return samples
 
 
-def _decode_av(data: bytes, limits: AudioLimits) -> np.ndarray:
-    import av as _av
-
+def _decode_av(_av: Any, data: bytes, limits: AudioLimits) -> np.ndarray:
     max_samples = int(limits.max_seconds * RATE)
     resampler = _av.AudioResampler(format="s16", layout="mono", rate=RATE)
     chunks: list[np.ndarray] = []

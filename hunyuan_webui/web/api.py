@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.formparsers import MultiPartParser
 
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.documents import DocumentJobs
@@ -78,6 +79,11 @@ def create_api(translator: Translator, settings: Settings, *,
     install_error_handlers(app)
 
     app.state.speech = speech
+    # Files posted to the protocols (sound for the recogniser, documents) stay in memory up to
+    # their limits, which BodyLimit enforces while they arrive: Starlette would otherwise spool
+    # every file part over 1 MB to a temporary file on disk, and audio is never written to disk.
+    MultiPartParser.spool_max_size = max(MultiPartParser.spool_max_size, settings.max_file_bytes,
+                                         settings.max_audio_bytes) + UPLOAD_OVERHEAD
     edge = Edge(translator, metrics, access, redact, docs, speech)
     for protocol in PROTOCOLS:
         app.include_router(protocol.routes(edge))
