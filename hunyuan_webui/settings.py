@@ -83,8 +83,8 @@ class Settings:
     asr_model: str = _opt("auto", "Speech model: a CTranslate2 Whisper directory, a hub id "
                           "(Systran/faster-whisper-small) or a faster-whisper name (small, "
                           "large-v3-turbo); auto = what fits this machine (README, Speech): "
-                          "large-v3-turbo on a GPU, small in int8 on a CPU, the demo recogniser "
-                          "with --demo.", group="speech")
+                          "large-v3-turbo on a GPU; on a CPU in int8, small with 8 cores or more, "
+                          "else base; the demo recogniser with --demo.", group="speech")
     asr_endpoint: str | None = _opt(None, "Base URL of an OpenAI-compatible transcription "
                                     "server (e.g. vLLM serving Whisper: http://host:8000/v1) to "
                                     "recognise speech instead of a local model.", group="speech")

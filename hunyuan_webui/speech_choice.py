@@ -10,11 +10,13 @@ as :mod:`hunyuan_webui.choice` picks the translation model.
   :data:`CPU_ROWS`; the first whose weights are in the Hugging Face cache or can be downloaded
   wins (asked with a short deadline, never when ``HF_HUB_OFFLINE`` is set). A GPU gets
   large-v3-turbo in float16: Whisper large-v3's encoder with a 4-layer decoder, the best
-  multilingual accuracy per second. A CPU gets small in int8: on the 2-core machine this project
-  is built on it recognises about 4x faster than real time with random weights of its shape,
-  medium and large-v3-turbo do not keep up (``docs/PERFORMANCE.md``, Speech). When none can be
-  had, the app runs without speech, with a banner and a log line that say why and what to do;
-  a class is then taught by typing.
+  multilingual accuracy per second. A CPU gets int8: small with 8 cores or more, else base. Whisper
+  encodes a whole 30 s window for every utterance (and every draft), so the fixed cost decides:
+  on the 2-core machine this project is built on, with random weights of the real shapes, base
+  takes about half the length of a 10 s utterance and small longer than the utterance itself
+  (``python -m benchmarks.speech_rtf``, ``docs/PERFORMANCE.md``, Speech). When none can be had,
+  the app runs without speech, with a banner and a log line that say why and what to do; a class
+  is then taught by typing.
 
 Paraformer and SenseVoice (FunASR) recognise Mandarin with far fewer errors than Whisper on a CPU;
 they are not offered yet: FunASR pulls in a large stack (modelscope, torchaudio), and the light
@@ -41,10 +43,11 @@ log = logging.getLogger(__name__)
 
 AUTO = "auto"
 HUB_TIMEOUT_S = 5.0
-GPU_ROWS = (("large-v3-turbo", "mobiuslabsgmbh/faster-whisper-large-v3-turbo"),
-            ("small", "Systran/faster-whisper-small"))
-CPU_ROWS = (("small", "Systran/faster-whisper-small"),
-            ("base", "Systran/faster-whisper-base"))
+# (faster-whisper's name, its hub repository, the CPU cores it needs to keep up on a CPU)
+GPU_ROWS = (("large-v3-turbo", "mobiuslabsgmbh/faster-whisper-large-v3-turbo", 0),
+            ("small", "Systran/faster-whisper-small", 0))
+CPU_ROWS = (("small", "Systran/faster-whisper-small", 8),
+            ("base", "Systran/faster-whisper-base", 0))
 
 
 DEMO_BANNER = ("**Demo recogniser.** Speech is recognised by a tiny demo model that knows only "
@@ -62,6 +65,8 @@ class SpeechChoice:
 class SpeechProbe(Protocol):
     def gpus(self) -> int: ...  # CUDA GPUs CTranslate2 can use
 
+    def cores(self) -> int: ...
+
     def cached(self, repo: str) -> bool: ...
 
     def downloadable(self, repo: str) -> bool: ...
@@ -77,6 +82,9 @@ class HubProbe:
             return int(ctranslate2.get_cuda_device_count())
         except Exception:  # no CTranslate2, or a CUDA runtime that fails: no GPU for speech
             return 0
+
+    def cores(self) -> int:
+        return os.cpu_count() or 1
 
     def cached(self, repo: str) -> bool:
         try:
@@ -123,9 +131,10 @@ def choose_speech(settings: Settings, probe: SpeechProbe | None = None) -> Speec
                             "espeak-ng speaks them)", banner=DEMO_BANNER)
     probe = probe or HubProbe()
     gpus = probe.gpus() if settings.device not in ("cpu", "mps") else 0
-    rows = GPU_ROWS if gpus else CPU_ROWS
-    where = "a CUDA GPU" if gpus else "no GPU"
-    for name, repo in rows:
+    cores = probe.cores()
+    rows = GPU_ROWS if gpus else tuple(r for r in CPU_ROWS if cores >= r[2])
+    where = "a CUDA GPU" if gpus else f"no GPU, {cores} CPU cores"
+    for name, repo, _ in rows:
         source = "cached" if probe.cached(repo) else \
             "to download" if probe.downloadable(repo) else ""
         if source:
@@ -133,7 +142,7 @@ def choose_speech(settings: Settings, probe: SpeechProbe | None = None) -> Speec
             return SpeechChoice(replace(settings, asr_model=name),
                                 f"speech: Whisper {name} in {precision} ({where}; weights "
                                 f"{source})")
-    why = (f"No speech model is cached here ({', '.join(r for _, r in rows)}) and none could be "
+    why = (f"No speech model is cached here ({', '.join(r for _, r, _ in rows)}) and none could be "
            "downloadable" + (" (HF_HUB_OFFLINE is set)" if _offline() else ""))
     advice = ("Download one once with a network (`huggingface-cli download "
               f"{rows[0][1]}`), pass --asr-model DIR or --asr-endpoint URL; the class can be "

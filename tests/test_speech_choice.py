@@ -17,12 +17,16 @@ from hunyuan_webui.speech_choice import build_speech, choose_speech
 @dataclass
 class FakeProbe:
     gpu_count: int = 0
+    core_count: int = 8
     in_cache: set[str] = field(default_factory=set)
     on_hub: set[str] = field(default_factory=set)
     asked: list[str] = field(default_factory=list)
 
     def gpus(self) -> int:
         return self.gpu_count
+
+    def cores(self) -> int:
+        return self.core_count
 
     def cached(self, repo: str) -> bool:
         self.asked.append(repo)
@@ -36,18 +40,20 @@ HUB = {"mobiuslabsgmbh/faster-whisper-large-v3-turbo", "Systran/faster-whisper-s
        "Systran/faster-whisper-base"}
 
 
-def test_a_gpu_gets_large_v3_turbo_a_cpu_small() -> None:
+def test_a_gpu_gets_large_v3_turbo_a_cpu_small_or_base() -> None:
     gpu = choose_speech(Settings(), FakeProbe(gpu_count=1, on_hub=HUB))
     assert gpu.settings.asr_model == "large-v3-turbo" and "float16" in gpu.reason
     cpu = choose_speech(Settings(), FakeProbe(on_hub=HUB))
     assert cpu.settings.asr_model == "small" and "int8" in cpu.reason
     assert not gpu.banner and not cpu.banner
+    laptop = choose_speech(Settings(), FakeProbe(core_count=4, on_hub=HUB))
+    assert laptop.settings.asr_model == "base" and "4 CPU cores" in laptop.reason
     # --device cpu on a GPU machine: the CPU's choice.
     assert choose_speech(Settings(device="cpu"), FakeProbe(gpu_count=1, on_hub=HUB)
                          ).settings.asr_model == "small"
 
 
-def test_a_cached_model_is_taken_before_one_to_download() -> None:
+def test_offline_the_cached_model_is_taken() -> None:
     probe = FakeProbe(in_cache={"Systran/faster-whisper-base"})
     chosen = choose_speech(Settings(), probe)
     assert chosen.settings.asr_model == "base" and "cached" in chosen.reason

@@ -17,11 +17,13 @@ Why it is shaped so (see :mod:`hunyuan_webui.demo.asr` for what it is for):
   encodes symbols it suppresses), and the BPE merges ``" -"`` and ``" '"`` into one token each, as
   Whisper's does: faster-whisper suppresses the first token of each.
 - **The width is tiny** (d_model 48, one encoder layer, two decoder layers): the embedding of
-  51,865 x 48 is most of the 2.5 MB in int8. The decoder keeps Whisper's 448 positions.
-- **The encoder stays as initialised** (seeded random weights). Only the decoder is trained, on
-  what the converted model's own encoder (CTranslate2, int8 and float32) outputs for each clip:
-  the features training sees are exactly the ones inference computes, and a whole build takes
-  minutes on one core instead of hours.
+  51,865 x 48 (2.5 MB in int8) is most of the 3.2 MB ``model.bin``; only the ~520 rows the phrases
+  use are trained, the others are zero. The decoder keeps Whisper's 448 positions.
+- **The encoder stays as initialised** (seeded random weights; He-initialised convolutions and the
+  positions at a tenth, so that the sound dominates its output). Only the decoder is trained, on
+  what the converted model's own encoder (CTranslate2, int8) outputs for each clip: the features
+  training sees are exactly the ones inference computes, and a whole build takes minutes on one
+  core instead of hours.
 - **No speech is a word too**: after ``<|startoftranscript|>`` the model predicts the language
   token for speech and ``<|nocaptions|>`` for silence, hiss and tones, so the no-speech
   probability that faster-whisper reports (and the app gates on) means what it means in Whisper.
