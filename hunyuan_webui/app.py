@@ -232,12 +232,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, "
               f"{status.device}, {status.dtype})", flush=True)
-        _report_speech(app.state.speech)
         if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
             print(f"Hunyuan-MT translator on the LAN (for students): "
                   f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
         if teach:
             _open_class(app, server.url, settings, teach)
+        _report_speech(app.state.speech)  # after the class's links: a download may take a while
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:

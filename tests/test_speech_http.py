@@ -171,6 +171,12 @@ def test_openai_errors_in_openai_shape(served: RunningApp) -> None:
     with pytest.raises(openai.BadRequestError):
         client.audio.transcriptions.create(model="whisper-1", file=("a.wav", speak("Hello", "en")),
                                            response_format="mp3")
+    with pytest.raises(openai.BadRequestError, match="Unknown language code"):
+        client.audio.transcriptions.create(model="whisper-1", file=("a.wav", speak("Hello", "en")),
+                                           language="xx")
+    # A language Whisper knows and the translator does not (Swahili) is the recogniser's to try.
+    assert isinstance(client.audio.transcriptions.create(
+        model="whisper-1", file=("a.wav", speak("Hello", "en")), language="sw").text, str)
 
 
 def test_ready_and_health_name_the_recogniser(served: RunningApp) -> None:

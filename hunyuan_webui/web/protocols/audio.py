@@ -20,7 +20,7 @@ from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import PlainTextResponse, Response
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputError, ModelLoadError
+from hunyuan_webui.errors import InputError, ModelLoadError, UnknownLanguageError
 from hunyuan_webui.speech import Speech, Transcript
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl
@@ -51,13 +51,27 @@ def create_router(speech: Speech | None, access: AccessControl) -> APIRouter:
                              f"{response_format!r}.")
         if speech is None:
             raise ModelLoadError("Speech recognition is not available on this server.")
-        code = languages.normalize(language) if language else None
+        code = whisper_code(speech, language)
         data = await file.read()
         transcript = await anyio.to_thread.run_sync(speech.transcribe, data, code)
         access.charge(who, len(transcript.text))
         return answer(transcript, response_format)
 
     return router
+
+
+def whisper_code(speech: Speech, language: str | None) -> str | None:
+    """One of our language codes, or any code the recogniser itself knows (Whisper has 99
+    languages, the translator 38: a transcription may be in one the translator lacks)."""
+    if not language:
+        return None
+    try:
+        return languages.normalize(language)
+    except UnknownLanguageError:
+        status = speech.status()
+        if status.state == "ready" and language.lower() in speech.recognizer().languages:
+            return language.lower()
+        raise
 
 
 def answer(transcript: Transcript, response_format: str) -> Response:
