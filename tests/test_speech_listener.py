@@ -75,6 +75,7 @@ def test_two_phrases_with_a_pause_are_two_utterances_drafts_first() -> None:
     assert all(lang == "en" for _, lang, _ in recognizer.calls)
 
 
+@pytest.mark.slow  # two minutes of sound through the detector: about 10 s
 def test_silence_and_hiss_reach_no_recogniser() -> None:
     recognizer = NotingRecognizer()
     listener = Listener(recognizer, "zh")
@@ -105,6 +106,7 @@ def test_the_language_is_fixed_or_taken_from_the_first_words() -> None:
     assert auto.language == "en"
 
 
+@pytest.mark.slow  # two minutes of talk through the detector: about 10 s
 def test_a_long_utterance_is_cut_and_the_buffers_stay_bounded() -> None:
     """Two minutes of talk without a pause: cut every few seconds, nothing grows."""
     pacing = Pacing(max_utterance_s=4.0, draft_every_s=0)
