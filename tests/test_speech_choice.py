@@ -98,3 +98,16 @@ def test_flags_and_environment() -> None:
     assert settings.public()["asr_api_key"] == "***"
     with pytest.raises(InputError, match="max-audio-bytes"):
         Settings(max_audio_bytes=0)
+
+
+def test_a_recogniser_that_cannot_be_had_says_why(tmp_path, monkeypatch) -> None:
+    """Loading fails in the background: the state says so with what to do, nothing raises."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    broken = build_speech(Settings(asr_model=str(tmp_path), warmup=False))  # an empty folder
+    status = broken.wait_ready(60)
+    assert status.state == SpeechState.FAILED
+    assert "CTranslate2 Whisper directory" in status.reason
+    missing = build_speech(Settings(asr_model="Systran/faster-whisper-small", warmup=False))
+    status = missing.wait_ready(60)
+    assert status.state == SpeechState.FAILED
+    assert "HF_HUB_OFFLINE" in status.reason and "--asr-model DIR" in status.reason
