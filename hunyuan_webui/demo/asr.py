@@ -16,7 +16,8 @@ probability) and writes nothing. Anything else gets the nearest phrase or nonsen
 It is shipped in ``assets/demo-asr`` (about 4.5 MB). ``python -m hunyuan_webui.demo.asr``
 rebuilds it: espeak-ng renders the clips, the encoder (seeded, untrained) is run once through
 CTranslate2, and the decoder is trained on one thread until every clip is written with a margin
-(a few minutes on one core; deterministic for a given machine and espeak-ng version). How the
+(about ten minutes on a busy 2-core machine). A rebuild with the same espeak-ng on the same kind
+of machine is byte-identical: the sidecar records no time, only the training's outcome. How the
 model is shaped, and why (the vocabulary, the encoder left as initialised), is told in
 :mod:`hunyuan_webui.demo.asr_training`. ``python -m hunyuan_webui demo-asr`` prints the shipped
 directory (building it if it is missing).

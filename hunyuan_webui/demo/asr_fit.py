@@ -11,7 +11,6 @@ default voice saying a whole phrase, and the sounds without speech) is learnt an
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -135,8 +134,7 @@ def train_decoder(model: Any, memories: list[np.ndarray], inputs: np.ndarray,
     model.eval()
     required = lead[torch.from_numpy(must)]
     return {"epochs": epoch, "required_min_margin": round(required.min().item(), 3),
-            "right_share": round(float((lead > 0).float().mean()), 4),
-            "seconds": round(time.perf_counter() - started, 1)}
+            "right_share": round(float((lead > 0).float().mean()), 4)}
 
 
 def evaluate(model: Any, live: LiveVocabulary, memories: list[np.ndarray], x_all: Any,
