@@ -87,7 +87,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
     app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
     app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
     app.include_router(rooms.create_router(app.state.rooms, settings, speech))
-    demo = build_ui(translator, banner, access=access, files=files)
+    demo = build_ui(translator, banner, access=access, files=files, speech=speech)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
     # the server grow by 225 MB in 2,000 requests. Bounded here (read when the page is mounted).

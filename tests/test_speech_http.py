@@ -257,3 +257,17 @@ def test_time_is_spent_only_once_per_file(served: RunningApp) -> None:
         client.post(f"/class/api/rooms/{code}/speech", content=speak("早上好。", "zh"),
                     headers={"X-Class-Key": key})
         assert time.monotonic() - started < 60
+
+
+def test_the_page_status_line_names_the_recogniser(translator, speech: Speech) -> None:
+    """The page says which recogniser is loaded, or that there is none, in its language."""
+    from test_page_ux import _Visitor
+
+    from hunyuan_webui.web.page.ui import TranslatorUI
+
+    en = TranslatorUI(translator, speech=speech).status(_Visitor("en-US"))[0]
+    assert en.endswith("🎤 speech: demo recogniser (CPU, int8)"), en
+    zh = TranslatorUI(translator, speech=speech).status(_Visitor("zh-CN,zh;q=0.9"))[0]
+    assert zh.endswith("🎤 语音识别：演示模型（处理器，int8）"), zh
+    off = TranslatorUI(translator, speech=Speech.off("--no-speech")).status(_Visitor("en-US"))[0]
+    assert off.endswith("🎤 speech: off"), off
