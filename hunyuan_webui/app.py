@@ -38,7 +38,7 @@ from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.speech_choice import build_speech, choose_speech
 from hunyuan_webui.urls import lan_ip
-from hunyuan_webui.web import api
+from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.classroom import PAGE_PREFIXES
 from hunyuan_webui.web.classroom import routes as rooms
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
@@ -52,7 +52,6 @@ from hunyuan_webui.web.guards.visitor_files import (
     release_upload_folder,
     track_upload_temps,
 )
-from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.events import skip_absent_matplotlib
 from hunyuan_webui.web.page.layout import build_ui

@@ -20,14 +20,14 @@ from fastapi.middleware.cors import CORSMiddleware
 from starlette.formparsers import MultiPartParser
 
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.documents import DocumentJobs
+from hunyuan_webui.service.operations.documents import DocumentJobs
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
+from hunyuan_webui.web import fonts
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
-from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page import text as page_text
 from hunyuan_webui.web.protocols import PROTOCOLS
 from hunyuan_webui.web.protocols.protocol import Edge

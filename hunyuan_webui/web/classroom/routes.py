@@ -29,13 +29,13 @@ from pydantic import BaseModel, Field
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.service import room_transcript
 from hunyuan_webui.service.rooms import Rooms, normalize_code
+from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.urls import lan_ip
+from hunyuan_webui.web import fonts
 from hunyuan_webui.web.classroom.stream import events
-from hunyuan_webui.web.page import fonts
 
 PREFIX = "/class"
 STATIC = Path(__file__).resolve().parent / "static"

@@ -18,7 +18,7 @@ from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.filejob import FILE_TYPES
+from hunyuan_webui.service.operations.filejob import FILE_TYPES
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.guards.access import AccessControl
@@ -263,7 +263,7 @@ def _history_panel(page: SimpleNamespace) -> None:
 
 
 def _phrasebook_panel(page: SimpleNamespace) -> None:
-    """The saved translations, and the glossary's storage (issue 25): in the browser, as the
+    """The saved translations, and the glossary's storage: in the browser, as the
     history is, so outside the accordion too."""
     page.phrasebook = gr.BrowserState([], storage_key=PHRASEBOOK_KEY, secret=HISTORY_SECRET)
     page.glossary_store = gr.BrowserState([], storage_key=GLOSSARY_KEY, secret=HISTORY_SECRET)
@@ -284,7 +284,7 @@ def _phrasebook_panel(page: SimpleNamespace) -> None:
 
 def _slider(name: str, value: float, step: float) -> gr.Slider:
     low, high = OPTION_BOUNDS[name]
-    # Each with a plain-words line on what it does to a translation (issue 25).
+    # Each with a plain-words line on what it does to a translation.
     return gr.Slider(low, high, value=value, step=step, label=t(name), info=t(f"{name}_info"),
                      elem_id=f"opt-{name}")
 

@@ -31,8 +31,8 @@ from hunyuan_webui.service import (
     TranslationResult,
     Translator,
 )
-from hunyuan_webui.service.longtext import max_chars
-from hunyuan_webui.service.translator import NOTHING_TO_TRANSLATE
+from hunyuan_webui.service.operations.longtext import max_chars
+from hunyuan_webui.service.translate.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor

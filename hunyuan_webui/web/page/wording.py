@@ -1,4 +1,4 @@
-"""Words the server makes, in the visitor's language (issue 25: a Chinese page that is Chinese).
+"""Words the server makes, in the visitor's language (a Chinese page that is Chinese).
 
 The status line's model, device and precision in plain words ("演示模型 · 处理器 · 32 位浮点",
 not "demo-model · cpu · fp32"); the demo banner in Chinese (its shell commands stay commands); and
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from hunyuan_webui import modes
-from hunyuan_webui.service import items
+from hunyuan_webui.service.operations import items
 from hunyuan_webui.web.page.text import LABELS
 
 # -- the status line --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from fastapi import APIRouter
 
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.documents import DocumentJobs
+from hunyuan_webui.service.operations.documents import DocumentJobs
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
