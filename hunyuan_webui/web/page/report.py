@@ -50,7 +50,7 @@ def last_run_markdown(result: TranslationResult, lang: str = "en", parts: int = 
         out.append(say(lang, "already", name=language_name(lang, result.source_lang)))
     elif result.notice:  # the mode's or the glossary's notice, in the page's language
         out.append(in_page_language(lang, result.notice))
-    if result.warnings:  # a guard marked some of the answer (service.guards)
+    if result.warnings:  # a guard marked some of the answer (service.checks.answers)
         out.insert(0, guard_notice(result, lang))
     return " · ".join(out)
 

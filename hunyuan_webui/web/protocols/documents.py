@@ -1,6 +1,6 @@
 """Documents over HTTP: DeepL's document API and the JSON API's ``/v1/documents``.
 
-Both hand the uploaded file to :class:`~hunyuan_webui.service.documents.DocumentJobs` (the file
+Both hand the uploaded file to :class:`~hunyuan_webui.service.operations.documents.DocumentJobs` (the file
 translators of :mod:`hunyuan_webui.files`, in the background, bounded, kept ``--files-ttl``
 seconds, never written to disk) and read it back:
 
@@ -34,7 +34,13 @@ from hunyuan_webui.errors import InputError
 from hunyuan_webui.files.common import extension
 from hunyuan_webui.files.package import Limits, central_entries, is_zip
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.service.documents import DONE, ERROR, TRANSLATING, Document, DocumentJobs
+from hunyuan_webui.service.operations.documents import (
+    DONE,
+    ERROR,
+    TRANSLATING,
+    Document,
+    DocumentJobs,
+)
 from hunyuan_webui.web.bodies import upload_form
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl, Caller

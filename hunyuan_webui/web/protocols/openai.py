@@ -37,8 +37,9 @@ from starlette.background import BackgroundTask
 from hunyuan_webui import prompts, tool_prompts
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
-from hunyuan_webui.service.job import Job, batched_updates
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.operations import items
+from hunyuan_webui.service.translate.job import Job, batched_updates
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.openai_messages import (
