@@ -9,7 +9,6 @@ project's own Word writer, :func:`hunyuan_webui.files.bilingual.docx_bytes`).
 
 from __future__ import annotations
 
-import csv
 import io
 import time
 from collections.abc import Sequence
@@ -17,7 +16,7 @@ from typing import Any
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.files import bilingual
+from hunyuan_webui.files import bilingual, formulas
 
 FORMATS = {"txt": "text/plain; charset=utf-8", "csv": "text/csv; charset=utf-8",
            "md": "text/markdown; charset=utf-8",
@@ -41,9 +40,10 @@ def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str,
             row["translations"][event["lang"]] = event["text"]
             if event.get("source"):
                 row["text"] = event["text"]
-        elif event["type"] == "question":
+        elif event["type"] == "question":  # its own words too, in the student's language
             rows[seq] = {**event, "seq": seq,
                          "translations": {event["lang"]: event["text"]}}
+            langs.append(event["lang"])
     return list(rows.values()), list(dict.fromkeys(langs))
 
 
@@ -92,7 +92,7 @@ def _text(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
 
 def _csv(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = formulas.writer(buffer)  # a student's name or question is never a formula
     writer.writerow(["time", "kind", "from", "source_lang", *langs])
     for row in rows:
         writer.writerow([_when(row), row["type"] if row["type"] == "question"
