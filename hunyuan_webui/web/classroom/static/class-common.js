@@ -180,6 +180,8 @@
       r.flag.hidden = !words.length;
       r.flag.className = "flag" + (warnings && warnings.length ? " warn" : "");
       r.p.classList.toggle("unsure", !!(warnings && warnings.length));
+      if (warnings && warnings.length) r.tr.dataset.warnings = warnings.map((w) => w.code).join(" ");
+      else delete r.tr.dataset.warnings;
     }
     function set(ev, final) {
       const r = rows.get(ev.sid);
@@ -203,6 +205,9 @@
         return;
       }
       if (ev.lang !== lang) return;
+      // A guard's correction while the answer still streams (published, no number): the draft's
+      // words replaced; the finished translation follows.
+      if (!ev.seq && !r.done) { set(ev, false); return; }
       r.tr.textContent = ev.text; r.tr.className = "tr"; r.done = true;
       r.rom.textContent = ev.roman || ""; r.rom.hidden = !roman || !ev.roman;
       mark(r, ev.warnings, true);
