@@ -383,6 +383,7 @@ def test_the_teacher_sees_each_language_and_mends_a_translation(browser, served)
     reads(fr, "Bonjour.")
     reads(ar, "صباح الخير.")
     teacher.locator("#tab-languages").click()
+    teacher.locator("#lang-chips .chip[data-lang=fr]").click()
     read = teacher.locator("#reads .read[data-lang=fr]").first
     read.wait_for()
     assert read.locator(".tr").inner_text() == "Bonjour."

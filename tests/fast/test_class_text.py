@@ -62,3 +62,33 @@ def test_every_key_the_pages_use_is_in_the_tables():
 def test_right_to_left_languages_are_marked_so():
     assert {c for c in languages.CODES if languages.is_rtl(c)} == {"ar", "fa", "ur", "he", "ug"}
     assert text.tag("ug") == "ug-Arab" and text.tag("zh") == "zh-Hans" and text.tag("fr") == "fr"
+
+
+def test_the_pages_fetch_their_words_and_scripts_and_say_when_the_demo_runs():
+    from types import SimpleNamespace
+
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from hunyuan_webui.service.rooms import Rooms
+    from hunyuan_webui.settings import Settings
+    from hunyuan_webui.web.classroom import routes
+
+    demo = SimpleNamespace(spec=SimpleNamespace(demo=True))
+    app = FastAPI()
+    app.include_router(routes.create_router(Rooms(translator=demo), Settings()))  # type: ignore
+    with TestClient(app) as client:
+        page = client.get("/class/123456").text
+        assert 'data-view="student"' in page and 'data-demo="1"' in page
+        assert page.index("/class/static/class-common.js") < \
+            page.index("/class/static/class-student.js")
+        for name in ("class-common.js", "class-start.js", "class-student.js",
+                     "class-teacher.js", "class.css"):
+            assert client.get(f"/class/static/{name}").status_code == 200, name
+        words = client.get("/class/static/i18n/ug.json")
+        assert words.status_code == 200 and words.json() == text.table("ug")
+        assert words.headers["content-type"].startswith("application/json")
+        for bad in ("xx.json", "ar.txt", "..%2Fen.json", "en"):
+            assert client.get(f"/class/static/i18n/{bad}").status_code == 404, bad
+        langs = {lang["code"]: lang for lang in client.get("/class/api/languages").json()}
+        assert langs["ar"]["rtl"] and langs["mn"]["tag"] == "mn-Cyrl" and not langs["fr"]["rtl"]

@@ -145,7 +145,7 @@ def _owner(request: Request, login_required: bool) -> str:
 
 def create_router(rooms: Rooms, settings: Settings, speech: Speech | None = None) -> APIRouter:
     router = APIRouter(tags=["class"], include_in_schema=False)
-    _pages(router, demo=bool(getattr(rooms.translator.spec, "demo", False)))
+    _pages(router, demo=bool(getattr(getattr(rooms.translator, "spec", None), "demo", False)))
     api = f"{PREFIX}/api"
     login_required = ui_auth(settings) is not None
 

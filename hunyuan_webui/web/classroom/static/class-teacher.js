@@ -291,7 +291,8 @@
     // -- the screen ------------------------------------------------------------------------------------
     app.append(el("div", { class: "teach", id: "teach" },
       el("header", { class: "bar" },
-        el("h1", {}, room.title ? C.inLang("span", room.lang, room.title + " · ") : null, C.langName(room.lang)),
+        el("h1", {}, room.title ? C.inLang("span", room.lang, room.title) : null,
+          el("span", { class: "lang-name", text: (room.title ? " · " : "") + C.langName(room.lang) })),
         el("span", { class: "bar-code", id: "bar-code" }, el("span", { class: "status", text: T("codeLabel") + " " }), el("strong", { text: C.spaced(room.code) })),
         showCode, el("span", { class: "grow" }), status, counts, moreCounts, controls.pause, menuButton,
         el("div", { class: "menu", id: "room-menu", hidden: "" }, controls.lock, controls.clear, controls.end,
