@@ -15,57 +15,24 @@ from dataclasses import replace
 
 import httpx
 import pytest
-from apphelpers import RecordingEngine, assert_json_error
+from apphelpers import assert_json_error
 from docx.oxml.ns import qn
-from roomhelpers import Reader, close_all, wait_for
+from roomhelpers import ClassApp, Reader, class_server, wait_for
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.demo_model import load_phrases
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.rooms import RoomLimits, Rooms
+from hunyuan_webui.service.rooms import RoomLimits
 
 pytestmark = pytest.mark.slow
 TABLE = {(p.source_lang, p.target_lang, p.source): p.target for p in load_phrases()}
 
 
-class ClassApp:
-    def __init__(self, url: str, rooms: Rooms, engine: RecordingEngine) -> None:
-        self.url, self.rooms, self.engine = url, rooms, engine
-        self.http = httpx.Client(base_url=url, timeout=60, trust_env=False)
-
-    def open(self, lang: str = "zh") -> tuple[str, str]:
-        r = self.http.post("/class/api/rooms", json={"lang": lang, "title": "Lesson 1"})
-        assert r.status_code == 200, r.text
-        return r.json()["code"], r.json()["key"]
-
-    def join(self, code: str, lang: str, name: str = "") -> str:
-        r = self.http.post(f"/class/api/rooms/{code}/join", json={"lang": lang, "name": name})
-        assert r.status_code == 200, r.text
-        return r.json()["student"]
-
-    def say(self, code: str, key: str, text: str) -> list[int]:
-        r = self.http.post(f"/class/api/rooms/{code}/sentences", json={"text": text},
-                           headers={"X-Class-Key": key})
-        assert r.status_code == 200, r.text
-        return r.json()["sentences"]
-
-
 @pytest.fixture
 def app(engine, demo_settings) -> Iterator[ClassApp]:
-    from apphelpers import free_port
-
-    settings = replace(demo_settings, port=free_port(), log_level="warning")
-    recording = RecordingEngine(engine)
-    translator = Translator(recording, engine.spec, settings)  # no cache: every call counts
-    fastapi_app = create_app(settings, translator)
-    fastapi_app.state.rooms.limits = RoomLimits(rooms=3, students=6, question_chars=40,
-                                                questions_per_minute=2)
-    server = Server(fastapi_app, settings).start()
-    try:
-        yield ClassApp(server.url, fastapi_app.state.rooms, recording)
-    finally:
-        close_all()
-        server.stop()
+    limits = RoomLimits(rooms=3, students=6, question_chars=40, questions_per_minute=2)
+    with class_server(engine, demo_settings, limits) as running:  # no cache: every call counts
+        yield running
 
 
 def test_each_sentence_is_translated_once_per_language_not_per_student(app):

@@ -6,7 +6,10 @@ process has written or read (by number, so that the students' ``Last-Event-ID`` 
 the students, the counters and this process's own claims. It is updated beside each write and
 read of :class:`~hunyuan_webui.service.rooms.redis_bus.RedisBus`, and dropped when the room's
 time is up, as Redis would drop the room. Events this process never saw (a gap: it started
-after the class did) are written back as ``{"type": "gap"}``, which no reader shows.
+after the class did) make a copy incomplete: a process whose copy is complete writes the room
+back; one whose copy is not waits up to :data:`WAIT_FOR_COMPLETE_S` for another to do it (its
+callers get a 503 meanwhile), then writes back what it has, the missing events as
+``{"type": "gap"}``, which no reader shows.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 from hunyuan_webui.service.rooms.bus import room_ttl
 
 GAP = json.dumps({"type": "gap"})
+WAIT_FOR_COMPLETE_S = 10.0
 
 
 @dataclass
@@ -30,11 +34,16 @@ class Copy:
     counters: dict[str, int] = field(default_factory=dict)
     claims: set[str] = field(default_factory=set)
     touched: float = field(default_factory=time.time)
+    known: int = 0  # the highest event number known to exist (the log's length when last read)
 
     def log(self) -> list[str]:
         """Every event from number 1 on, gaps filled."""
-        last = max(self.events, default=0)
+        last = max(self.known, max(self.events, default=0))
         return [self.events.get(seq, GAP) for seq in range(1, last + 1)]
+
+    @property
+    def complete(self) -> bool:
+        return all(seq in self.events for seq in range(1, self.known + 1))
 
 
 class Copies:
@@ -56,7 +65,7 @@ class Copies:
                 self._copies.pop(code, None)
                 return None
             return Copy(dict(copy.meta), dict(copy.events), dict(copy.students),
-                        dict(copy.counters), set(copy.claims), copy.touched)
+                        dict(copy.counters), set(copy.claims), copy.touched, copy.known)
 
     def codes(self) -> list[str]:
         now = time.time()
@@ -70,19 +79,21 @@ class Copies:
             copy = self._copies.get(code)
             return room_ttl(copy.meta if copy else {"used": True}, self.ttl, self.empty_ttl)
 
-    def meta(self, code: str, meta: dict[str, Any]) -> None:
+    def meta(self, code: str, meta: dict[str, Any], length: int = 0) -> None:
+        """The room's record as read (with its log's ``length`` then)."""
         with self._lock:
             copy = self._copies.get(code)
             if copy is None:
-                self._copies[code] = Copy(dict(meta))
-            else:
-                copy.meta = dict(meta)
+                copy = self._copies[code] = Copy(dict(meta))
+            copy.meta = dict(meta)
+            copy.known = max(copy.known, length)
 
     def events(self, code: str, numbered: list[tuple[int, str]], touch: bool = False) -> None:
         with self._lock:
             copy = self._copies.get(code)
             if copy is not None:
                 copy.events.update(numbered)
+                copy.known = max([copy.known, *(seq for seq, _ in numbered)])
                 if touch:
                     copy.touched = time.time()
 
@@ -97,6 +108,12 @@ class Copies:
                 copy.students.pop(student, None)
             else:
                 copy.students[student] = record
+
+    def students(self, code: str, records: dict[str, str]) -> None:
+        """Every student's record as read."""
+        with self._lock:
+            if (copy := self._copies.get(code)) is not None:
+                copy.students.update(records)
 
     def counter(self, code: str, name: str, value: int) -> None:
         with self._lock:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from hunyuan_webui.service.rooms.bus import Event, Hub
-from hunyuan_webui.service.rooms.copies import Copies
+from hunyuan_webui.service.rooms.copies import WAIT_FOR_COMPLETE_S, Copies
 from hunyuan_webui.service.rooms.errors import RoomNotFoundError, StoreUnavailableError
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,7 @@ class RedisBus:
         self._closed = threading.Event()
         self._subscribed = threading.Event()
         self._lock = threading.Lock()
+        self._missing_since: dict[str, float] = {}  # rooms found gone with an incomplete copy
 
     def went_down(self, exc: BaseException) -> None:
         if self.up:
@@ -143,11 +144,15 @@ class RedisBus:
 
     @reached
     def meta(self, code: str) -> dict[str, Any] | None:
-        raw = self.client.get(self._key(code, "meta"))
+        pipe = self.client.pipeline(transaction=False)
+        pipe.get(self._key(code, "meta"))
+        pipe.llen(self._key(code, "log"))
+        raw, length = pipe.execute()
         if raw is None:
             return self._restore(code)
         meta = json.loads(raw)
-        self.copies.meta(code, meta)
+        self.copies.meta(code, meta, int(length))
+        self._missing_since.pop(code, None)
         return meta
 
     @reached
@@ -259,6 +264,7 @@ class RedisBus:
     @reached
     def students(self, code: str) -> dict[str, dict[str, Any]]:
         raw = self.client.hgetall(self._key(code, "students"))
+        self.copies.students(code, raw)
         return {k: json.loads(v) for k, v in raw.items()}
 
     # -- rates and marks (gate.py) --------------------------------------------------------------
@@ -285,13 +291,22 @@ class RedisBus:
         copy = self.copies.get(code)
         if copy is None:
             return None
+        if not copy.complete:  # a process that saw all of it may do better: give it the time
+            since = self._missing_since.setdefault(code, time.monotonic())
+            if time.monotonic() - since < WAIT_FOR_COMPLETE_S:
+                raise StoreUnavailableError("This class is being brought back after a restart "
+                                            "of its store; try again in a few seconds.", 2.0)
+        self._missing_since.pop(code, None)
         keys = {part: self._key(code, part) for part in PARTS}
         for _ in range(5):
             with self.client.pipeline() as pipe:
                 try:
                     pipe.watch(keys["meta"], keys["log"])
                     if (raw := pipe.get(keys["meta"])) is not None:
-                        return json.loads(raw)  # another process wrote it back first
+                        pipe.unwatch()  # another process wrote it back first: add whom it lacks
+                        for student, record in copy.students.items():
+                            self.client.hsetnx(keys["students"], student, record)
+                        return json.loads(raw)
                     events = copy.log()
                     replace_log = len(events) > int(pipe.llen(keys["log"]))
                     pipe.multi()
@@ -325,7 +340,7 @@ class RedisBus:
     def restore_all(self) -> None:
         """Every room this process has a copy of and Redis has not (after Redis came back)."""
         for code in self.copies.codes():
-            with contextlib.suppress(*self.errors):
+            with contextlib.suppress(StoreUnavailableError, *self.errors):
                 if not self.client.exists(self._key(code, "meta")):
                     self._restore(code)
 

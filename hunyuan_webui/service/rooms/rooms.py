@@ -91,11 +91,24 @@ class Rooms(Controls):
     def __init__(self, translator: Translator, bus: MemoryBus | RedisBus | None = None,
                  limits: RoomLimits | None = None) -> None:
         self.translator = translator
-        self.limits = limits or RoomLimits()
-        self.bus = bus or MemoryBus(self.limits.idle_ttl, self.limits.empty_ttl)
-        self.gate = Gate(self.bus, self.limits)
-        self.translations = Translations(translator, self.bus, self.limits.catch_up,
-                                         self.languages)
+        limits = limits or RoomLimits()
+        self.bus = bus or MemoryBus(limits.idle_ttl, limits.empty_ttl)
+        self.gate = Gate(self.bus, limits)
+        self.translations = Translations(translator, self.bus, limits.catch_up, self.languages)
+        self.limits = limits
+
+    @property
+    def limits(self) -> RoomLimits:
+        return self._limits
+
+    @limits.setter
+    def limits(self, limits: RoomLimits) -> None:
+        """New limits, for every part (the store's expiry times included)."""
+        self._limits = self.gate.limits = limits
+        self.translations.catch_up_limit = limits.catch_up
+        self.bus.ttl, self.bus.empty_ttl = limits.idle_ttl, limits.empty_ttl
+        if copies := getattr(self.bus, "copies", None):
+            copies.ttl, copies.empty_ttl = limits.idle_ttl, limits.empty_ttl
 
     @classmethod
     def from_settings(cls, translator: Translator, settings: Settings,
