@@ -430,3 +430,38 @@ def test_the_teacher_sees_each_language_and_mends_a_translation(browser, served)
     for page in (teacher, fr, ar):
         page.context.close()
 
+
+
+AXE = ASSETS.parent / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_problems(page: Any) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']}))"
+                          ".violations.map(v => ({id: v.id, impact: v.impact, "
+                          "nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)}))")
+    return [f"{v['impact']} {v['id']}: {v['nodes']}" for v in found
+            if v["impact"] in ("critical", "serious")]
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_axe_finds_no_serious_problem_on_the_class_pages(browser, served, dark):
+    assert AXE.exists(), "run `npm ci` (bash launch.sh test does) to install axe-core"
+    scheme = "dark" if dark else "light"
+    room = open_class(served)
+    start = tab(browser, "ar", **PHONE, color_scheme=scheme)
+    start.goto(f"{served[0]}/class")
+    start.wait_for_selector("#start")
+    phone = tab(browser, "ar", **PHONE, color_scheme=scheme)
+    join(phone, room, "ليلى")
+    send(served, room, "早上好。")
+    reads(phone, "صباح الخير.")
+    teacher = tab(browser, "en-US", viewport={"width": 1366, "height": 768}, color_scheme=scheme)
+    teacher.goto(room["teacher"])
+    teacher.wait_for_selector("#lesson .s")
+    teacher.locator("#tab-languages").click()
+    teacher.wait_for_selector("#reads .read")
+    for page in (start, phone, teacher):
+        problems = axe_problems(page)
+        assert problems == [], "\n".join(problems)
+        page.context.close()

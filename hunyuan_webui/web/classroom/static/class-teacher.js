@@ -294,7 +294,7 @@
         el("h1", {}, room.title ? C.inLang("span", room.lang, room.title) : null,
           el("span", { class: "lang-name", text: (room.title ? " · " : "") + C.langName(room.lang) })),
         el("span", { class: "bar-code", id: "bar-code" }, el("span", { class: "status", text: T("codeLabel") + " " }), el("strong", { text: C.spaced(room.code) })),
-        showCode, el("span", { class: "grow" }), status, counts, moreCounts, controls.pause, menuButton,
+        showCode, el("span", { id: "captions-slot", class: "slot" }), el("span", { class: "grow" }), status, counts, moreCounts, controls.pause, menuButton,
         el("div", { class: "menu", id: "room-menu", hidden: "" }, controls.lock, controls.clear, controls.end,
           C.uiPicker(() => location.reload()))),
       el("section", { class: "pane", id: "lesson-pane", "aria-label": T("pageTitle") }, C.demoNotice(), note, toast, box),
