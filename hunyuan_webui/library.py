@@ -127,7 +127,8 @@ class Translator:
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
         """The translation as it is generated; the pieces join to exactly ``translate``'s text."""
-        for update in self.job(text, to, source, **options):
+        # Pieces that are never taken back: each answer comes once it is judged whole.
+        for update in self.job(text, to, source, **options).hold():
             if update.delta:
                 yield update.delta
 

@@ -247,6 +247,8 @@ class Rooms:
                 self._failed(code, sid, lang, TranslatorError(str(exc) or type(exc).__name__))
                 continue
             event: Event = {"type": "translation", "sid": sid, "lang": lang, "text": text}
+            if job.finished and job.result().warnings:  # marked by the answer checks
+                event["warnings"] = [dict(w) for w in job.result().warnings]
             if romanize.supports(lang):
                 event["roman"] = romanize.romanize(text, lang) or ""
             self.bus.add(code, "translations")
@@ -257,12 +259,23 @@ class Rooms:
         for update in job:
             if update.result is not None:
                 return update.result.text
+            if update.replaced:  # the answer checks took back what the phones show
+                self._correct(code, sid, lang, update.text, update.warnings)
+                continue
             now = time.monotonic()
             if update.text and now - last >= DRAFT_EVERY_S:
                 last = now
                 self.bus.publish(code, {"type": "draft", "sid": sid, "lang": lang,
                                         "text": update.text})
         raise TranslatorError("The translation was stopped.")
+
+    def _correct(self, code: str, sid: int, lang: str, text: str,
+                 warnings: tuple[dict[str, Any], ...]) -> None:
+        """A ``correction``: the translation every phone shows for ``sid`` is replaced (the
+        answer shown as it came was judged bad once it had ended; this is its retry, or the
+        better answer with its warnings)."""
+        self.bus.publish(code, {"type": "correction", "sid": sid, "lang": lang, "text": text,
+                                "warnings": [dict(w) for w in warnings]})
 
     def _failed(self, code: str, sid: int, lang: str, exc: TranslatorError) -> None:
         """Logged for the students (they see why); the claim is released so that the next

@@ -29,12 +29,12 @@ TEACHER_BEAT_S = 3.0  # the teacher's stream also carries the room's numbers thi
 
 
 def wanted(event: Event, lang: str, teacher: bool = False) -> bool:
-    """What a reader sees: the sentences, and their translations in its language; the teacher
-    also sees the questions."""
+    """What a reader sees: the sentences, and their translations in its language (drafts, then
+    corrections and the final one); the teacher also sees the questions."""
     kind = event.get("type")
     if kind == "sentence":
         return True
-    if kind in ("translation", "draft"):
+    if kind in ("translation", "draft", "correction"):
         return event.get("lang") == lang
     return kind == "question" and teacher
 

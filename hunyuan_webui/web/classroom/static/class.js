@@ -123,10 +123,15 @@
       if (ev.error) { r.tr.textContent = `${T.failed}: ${ev.error}`; r.tr.className = "tr draft"; return; }
       r.tr.textContent = ev.text;
       r.tr.className = "tr" + (final ? "" : " draft");
+      // Marked by the answer checks: the codes, for a mark and its tooltip (class.css).
+      const codes = (ev.warnings || []).map((w) => w.code).join(" ");
+      if (codes) { r.tr.dataset.warnings = codes; r.tr.title = codes; }
       if (final) { r.done = true; if (ev.roman) { r.rom.textContent = ev.roman; r.rom.hidden = !roman; } }
     }
+    // A correction replaces what a draft showed (the answer was judged once it had ended).
+    function correct(ev) { const r = row(ev.sid); if (r && !r.done) set(ev, false); }
     return {
-      add, set, rows,
+      add, set, correct, rows,
       romanize(on) { roman = on; for (const r of rows.values()) r.rom.hidden = !on || !r.rom.textContent; },
     };
   }
@@ -204,6 +209,7 @@
       const w = document.getElementById("waiting"); if (w) w.remove();
       if (ev.type === "sentence") lesson.add(ev);
       else if (ev.type === "draft") lesson.set(ev, false);
+      else if (ev.type === "correction") lesson.correct(ev);
       else if (ev.type === "translation") lesson.set(ev, true);
     }, status);
   }
