@@ -31,18 +31,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hunyuan_webui.detect import LanguageDetector
-from hunyuan_webui.detect.scripts import HAN, KANA
+from hunyuan_webui.detect.scripts import HAN
 from hunyuan_webui.service.checks.budget import ratio
 from hunyuan_webui.service.checks.kept import ADDRESS, CODE, NUMBER, missing_item
-from hunyuan_webui.service.checks.mixed import half_translated, looks_chinese
+from hunyuan_webui.service.checks.mixed import half_translated, looks_chinese, unquoted
 from hunyuan_webui.service.checks.same import normal, same_everywhere, translatable
 from hunyuan_webui.service.checks.writing import (
+    CHINESE,
     SCRIPTS,
     SHARED,
     close,
     decides_early,
     letters,
     letters_in,
+    unconverted,
 )
 
 # The guards, by the name their flag, warning and metric use.
@@ -63,9 +65,11 @@ RELEASE_WEIGHT = 6  # a streamed answer this far into the target's script is sho
 REJECT_WEIGHT = 24  # ... and one this far with almost none of it is stopped at once
 SHARED_RELEASE_LETTERS = 20  # letters judged before an answer in a shared script is shown
 SOURCE_LETTERS = 10  # letters an answer needs before "it is the source language" counts
-OTHER_LETTERS = 30  # ... and before "it is some third language" counts
+OTHER_LETTERS = 24  # ... and before "it is some third language" counts
 OTHER_CONFIDENCE = 0.9
 COPY_WORD_SHARE = 0.6
+ALPHABETS = frozenset({"ru", "uk"})  # told apart by letters one alphabet lacks (і ї є / ы э ъ)
+ALPHABET_CERTAIN = 0.99  # the detector's confidence when those letters decide
 TRUNCATED_SHARE = 0.5  # an answer cut off below this share of its expected length
 LOOP_MAX_UNIT = 64  # longest repeated unit looked for, in characters
 
@@ -128,6 +132,8 @@ def is_copy(answer: str, source_text: str, source: str, target: str,
     words = translatable(source_text, keep)
     if not words or same_everywhere(source_text):
         return False
+    if close(source, target):  # zh -> zh-Hant of shared characters, ms -> id: rightly alike
+        return target in CHINESE and unconverted(answer, target)
     if normal(answer) == normal(source_text):
         return True
     if not decides_early(source, target):
@@ -145,22 +151,23 @@ def wrong_language(answer: str, source_text: str, source: str, target: str,
     if normal(answer) == normal(source_text) and (
             same_everywhere(source_text) or not translatable(source_text, keep)):
         return None  # code, a name, a number or a list of them, kept as it is
+    answer = unquoted(answer)  # a title or a saying quoted as it was is no answer's language
     weights = letters(answer)
     total = sum(weights.values())
     if total < MIN_WEIGHT:
         return None  # too short to judge: "OK", "3.14", an emoji
     if sum(w for s, w in weights.items() if s in SCRIPTS[target]) < MIXED_SHARE * total:
         return detector.detect(answer).code or "und"
-    if target == "ja" and KANA not in weights and (weights.get(HAN, 0) >= 12
-                                                   or looks_chinese(answer)):
-        return "zh"  # a whole sentence of Han without one kana is Chinese
+    if target == "ja" and looks_chinese(answer):
+        return "zh"  # Han without one kana, and Chinese
     dominant = max(weights, key=weights.__getitem__)
     count = weights[dominant]
     if dominant not in SHARED or dominant == HAN or count < SOURCE_LETTERS:
         return None
     det = detector.detect(answer)
-    if det.code is None or not det.reliable or close(det.code, target):
-        return None
+    if det.code is None or not det.reliable or (close(det.code, target) and not (
+            det.confidence >= ALPHABET_CERTAIN and {det.code, target} <= ALPHABETS)):
+        return None  # (Russian for Ukrainian and back: only when the alphabet says so)
     if (det.code == source and count >= SOURCE_LETTERS) or (
             det.confidence >= OTHER_CONFIDENCE and count >= OTHER_LETTERS):
         return det.code

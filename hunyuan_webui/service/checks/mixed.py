@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable
 
 from hunyuan_webui.detect.scripts import HAN, KANA
-from hunyuan_webui.service.checks.same import WORD, blank, name_like, normal
+from hunyuan_webui.service.checks.same import WORD, blank, name_like
 from hunyuan_webui.service.checks.writing import (
     CASED,
     CHINESE,
@@ -43,7 +43,11 @@ RUN_WORDS = 4  # a run of the source's words this long at least
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»|「[^」\n]*」|『[^』\n]*』"
                      r"|\([^)\n]*\)|（[^）\n]*）|'[^'\n]{2,}'")
 _CLAUSE = re.compile(r"[、。，,.!?！？；;：:\n「」『』（）()\s・]+")
-CHINESE_GRAMMAR = frozenset("是的了不我他在有也都就和")
+# Chinese function words: Japanese writes them rarely outside compounds (経済的, 現在, 不可能);
+# and Chinese words Japanese does not use (it writes 今日, 明日, それから, しかし...), worth two.
+CHINESE_GRAMMAR = frozenset("是的了不我他在有也都就和你她们这那吗呢吧很还没给让对说")
+CHINESE_WORDS = ("今天", "明天", "昨天", "我们", "他们", "然后", "但是", "因为", "所以", "可以",
+                 "已经", "一起", "什么", "怎么", "现在", "还是", "或者", "如果", "虽然")
 
 
 def unquoted(text: str) -> str:
@@ -57,13 +61,14 @@ def foreign_weight(answer: str, source: str, target: str, keep: Iterable[str] = 
     foreign = SCRIPTS.get(source, frozenset()) - SCRIPTS.get(target, frozenset())
     if not foreign:
         return 0
-    words = [w for w in WORD.findall(unquoted(blank(answer, keep))) if script_of(w) in foreign]
-    left = [w for w in words if not (script_of(w) in CASED and name_like(w))]
-    weight = sum(sum(letters(w).values()) for w in left)
-    spaced = [w for w in left if script_of(w) not in (HAN, KANA)]
-    if len(spaced) < MIN_WORDS and weight - sum(sum(letters(w).values()) for w in spaced) \
-            < MIN_WEIGHT:
-        return 0
+    text = unquoted(blank(answer, keep))
+    # Scripts with capitals, word by word (a capitalised word is a name); the others, letter
+    # by letter (a Han or kana run has no spaces to cut it into words).
+    words = [w for w in WORD.findall(text) if script_of(w) in foreign & CASED
+             and not name_like(w)]
+    uncased = sum(w for s, w in letters(text).items() if s in foreign - CASED)
+    spaced = sum(sum(letters(w).values()) for w in words) if len(words) >= MIN_WORDS else 0
+    weight = spaced + (uncased if uncased >= MIN_WEIGHT else 0)
     return weight
 
 
@@ -88,26 +93,47 @@ def chinese_weight(answer: str) -> int:
         han = [ch for ch in clause if script_of(ch) == HAN]
         if len(han) < 3:
             continue
-        odd = sum(ch not in known for ch in han)
-        grammar = sum(ch in CHINESE_GRAMMAR for ch in han)
-        if odd or (grammar >= 2 and len(han) >= 4) or len(han) >= 8:
+        if _chinese_clause(han, known):
             weight += 2 * len(han)
     return weight
 
 
+def _chinese_clause(han: list[str], known: frozenset[str]) -> bool:
+    """A clause of Han with no kana is Chinese when it has a character Japanese does not write,
+    two Chinese function words, or one in a long clause (a Japanese clause of six kanji and no
+    kana is a compound noun: 国立国会図書館, 東京都千代田区)."""
+    odd = sum(ch not in known for ch in han)
+    text = "".join(han)
+    grammar = sum(ch in CHINESE_GRAMMAR for ch in han) + 2 * sum(
+        text.count(word) for word in CHINESE_WORDS)
+    return bool(odd) or (grammar >= 2 and len(han) >= 4) or (grammar >= 1 and len(han) >= 6)
+
+
 def looks_chinese(answer: str) -> bool:
-    """A Japanese answer with no kana whose Han Japanese does not write (谢谢你, 这是书)."""
+    """A Japanese answer with no kana at all that is Chinese: a clause of it is (谢谢你, 我今天去学校),
+    not only a list or a heading of kanji words (東京、大阪、京都; 第5課：自己紹介)."""
     weights = letters(answer)
     if KANA in weights or weights.get(HAN, 0) < 4:
         return False
-    return any(ch not in japanese_kanji() for ch in answer if script_of(ch) == HAN)
+    known = japanese_kanji()
+    return any(_chinese_clause(han, known) for han in (
+        [ch for ch in clause if script_of(ch) == HAN] for clause in _CLAUSE.split(answer))
+        if len(han) >= 2)
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` outside quotations, numbers, code and addresses; a name counts as
+    no word (it may rightly be the same)."""
+    return ["\0" if name_like(w) else w.casefold()
+            for w in WORD.findall(unquoted(blank(text))) if any(ch.isalpha() for ch in w)]
 
 
 def copied_words(answer: str, source_text: str) -> int:
     """How many of the answer's words (outside quotations) are in runs of at least
     :data:`RUN_WORDS` of the source's words, in the source's order."""
-    said = normal(unquoted(answer)).split()
-    words = normal(source_text).split()
+    said = _words(answer)
+    words = [w for w in _words(source_text)]
+    words = [w if w != "\0" else f"\0{i}" for i, w in enumerate(words)]  # names match nothing
     runs = {tuple(words[i:i + RUN_WORDS]) for i in range(len(words) - RUN_WORDS + 1)}
     covered = [False] * len(said)
     for i in range(len(said) - RUN_WORDS + 1):
@@ -130,6 +156,6 @@ def half_translated(answer: str, source_text: str, source: str, target: str,
         return source if weight and weight >= HALF_SHARE * total else None
     if close(source, target):
         return None
-    said = len(normal(unquoted(answer)).split())
+    said = len(_words(answer))
     copied = copied_words(answer, source_text)
     return source if said and copied >= RUN_WORDS and copied >= COPIED_WORDS * said else None

@@ -54,9 +54,17 @@ def name_like(word: str) -> bool:
         ch.isupper() for ch in word[1:])
 
 
+# Lower-case words inside names ("Rio de Janeiro", "Bank of America", "Ludwig van Beethoven").
+PARTICLES = frozenset({"de", "da", "do", "dos", "das", "del", "della", "di", "du", "des", "la",
+                       "le", "van", "von", "der", "den", "of", "the", "y", "e", "al", "el", "bin",
+                       "ibn", "zu", "af", "av"})
+
+
 def _is_name(words: list[str]) -> bool:
-    """An item made only of a name, a brand or a term (no word of it is lower-case)."""
-    return len(words) <= 4 and all(name_like(w) for w in words)
+    """An item made only of a name, a brand or a term (no word of it is lower-case, but for the
+    particles inside names)."""
+    return (len(words) <= 5 and name_like(words[0]) and name_like(words[-1])
+            and all(name_like(w) or w in PARTICLES for w in words))
 
 
 @functools.lru_cache(maxsize=4096)

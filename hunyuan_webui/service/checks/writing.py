@@ -88,3 +88,22 @@ def script_of(word: str) -> str | None:
     """The script most of ``word``'s letters are in."""
     weights = letters(word)
     return max(weights, key=weights.__getitem__) if weights else None
+
+
+@functools.lru_cache(maxsize=1)
+def _variants() -> tuple[frozenset[str], frozenset[str]]:
+    """Characters only Simplified Chinese writes, and only Traditional (hanzidentifier's
+    CC-CEDICT sets, as the detector reads them)."""
+    from hanzidentifier import helpers
+
+    shared = helpers.SHARED_CHARACTERS
+    return (frozenset(helpers.SIMPLIFIED_CHARACTERS - shared),
+            frozenset(helpers.TRADITIONAL_CHARACTERS - shared))
+
+
+def unconverted(answer: str, target: str) -> bool:
+    """A Chinese answer still in the other character set: Simplified-only characters in a
+    Traditional (zh-Hant, yue) answer, Traditional-only ones in a Simplified one."""
+    simplified, traditional = _variants()
+    wrong = simplified if target in ("zh-Hant", "yue") else traditional
+    return any(ch in wrong for ch in answer)
