@@ -7,8 +7,8 @@ leave half of it untranslated. A student cannot tell that from a translation, an
 answer is served to the whole class. This module holds the checks, each a pure function of the
 texts:
 
-- :func:`judge_script` / :func:`judge_shared`: while an answer streams, whether what has come so
-  far may be shown (its first letters are in the target's script);
+- :func:`judge_script`: while an answer streams, whether its first letters are in the target's
+  own script (or, clearly, in another one: it is stopped at once);
 - :func:`check_answer`: the whole answer, once it has ended, shown early or not: the source again
   (:mod:`.same` says what rightly stays the same: names, brands, terms, code, lists of them), the
   wrong language (the script where the target has its own; the project's detector where it
@@ -43,7 +43,6 @@ from hunyuan_webui.service.checks.writing import (
     close,
     decides_early,
     letters,
-    letters_in,
     unconverted,
 )
 
@@ -61,9 +60,8 @@ OUTCOMES = (SERVED, MARKED)
 
 MIN_WEIGHT = 4  # letters (Han and kana count 2) below which an answer is not judged
 MIXED_SHARE = 0.3  # the target's scripts carry at least this share of a mixed answer
-RELEASE_WEIGHT = 6  # a streamed answer this far into the target's script is shown at once
+RELEASE_WEIGHT = 6  # a streamed answer this far into the target's script is judged fine so far
 REJECT_WEIGHT = 24  # ... and one this far with almost none of it is stopped at once
-SHARED_RELEASE_LETTERS = 20  # letters judged before an answer in a shared script is shown
 SOURCE_LETTERS = 10  # letters an answer needs before "it is the source language" counts
 OTHER_LETTERS = 24  # ... and before "it is some third language" counts
 OTHER_CONFIDENCE = 0.9
@@ -93,9 +91,9 @@ class Finding:
 
 
 def judge_script(text: str, target: str, source_text: str = "") -> bool | None:
-    """While an answer streams: True once it is clearly in the target's script (it may be shown),
-    False once it is clearly not (stop it), None while it cannot tell yet. Only for targets whose
-    script the source does not share (see :func:`decides_early`)."""
+    """While an answer streams: True once it is clearly in the target's script, False once it is
+    clearly not (stop it), None while it cannot tell yet. Only for targets whose script the
+    source does not share (see :func:`decides_early`)."""
     if source_text and same_everywhere(source_text) and normal(source_text).startswith(
             normal(text).rstrip()):
         return None  # code or a name kept as it is, so far: judged when it ends
@@ -107,21 +105,6 @@ def judge_script(text: str, target: str, source_text: str = "") -> bool | None:
     if total >= REJECT_WEIGHT and mine < 0.1 * total:
         return False
     return None
-
-
-def judge_shared(text: str, source_text: str, source: str, target: str,
-                 detector: LanguageDetector) -> bool | None:
-    """While an answer streams in a script the source shares (en->fr): True once it has enough
-    letters and is neither the beginning of the source again nor, reliably, the source language
-    (it may be shown); None while it cannot tell (it is judged whole when it ends)."""
-    if letters_in(text) < SHARED_RELEASE_LETTERS:
-        return None
-    if normal(source_text).startswith(normal(text).rstrip()):
-        return None
-    det = detector.detect(text)
-    if det.reliable and det.code == source and not close(source, target):
-        return None
-    return True
 
 
 def is_copy(answer: str, source_text: str, source: str, target: str,

@@ -17,6 +17,7 @@ from hunyuan_webui.service.checks.same import CODE_SPAN, EMAIL, PLACEHOLDER, URL
 
 NUMBER, ADDRESS, CODE = "number", "url", "code"  # the guards' kinds (answers.KINDS)
 _TRAILING = ".,;:!?)]}>'\"»”’。，；：！？）"
+_MARKS = re.compile(r"\d|@|://|www\.|`|[{}%<$]")
 
 
 def addresses(text: str) -> list[str]:
@@ -41,6 +42,8 @@ def missing_item(source_text: str, answer: str, source: str,
                  target: str) -> tuple[str, str] | None:
     """The first thing of the source the answer lost, as (kind, the thing); None if it kept all.
     Addresses first, then code and placeholders, then numbers."""
+    if not _MARKS.search(source_text):
+        return None  # no digit, address, code or placeholder: nothing to keep
     folded = answer.casefold()
     for address in addresses(source_text):
         if address.casefold() not in folded and address.casefold().rstrip("/") not in folded:

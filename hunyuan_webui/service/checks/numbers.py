@@ -154,11 +154,12 @@ def numbers_in(text: str, lang: str) -> list[tuple[str, set[Decimal], int, int]]
     return sorted(out, key=lambda item: item[2])
 
 
+_CJK_VALUE = str.maketrans({**{ch: str(i) for i, ch in enumerate(_CJK_DIGITS[1:])}, "〇": "0"})
+
+
 def _cjk_runs(text: str) -> set[Decimal]:
     """Chinese digits written one by one: 二〇二四 -> 2024."""
-    table = {ch: str(i % 10) for i, ch in enumerate(_CJK_DIGITS, start=-1)}
-    table["〇"] = table["零"] = "0"
-    return {Decimal("".join(table[ch] for ch in run)) for run in _CJK_RUN.findall(text)}
+    return {Decimal(run.translate(_CJK_VALUE)) for run in _CJK_RUN.findall(text)}
 
 
 def roman(value: int) -> str:
@@ -242,6 +243,8 @@ def blank_kept(text: str) -> str:
 
 def missing_numbers(source_text: str, answer_text: str, target: str, source: str = "") -> list[str]:
     """The source's numbers that the answer does not have in any form of the same value."""
+    if not any(ch.isdecimal() for ch in source_text):
+        return []  # most sentences: nothing to look for
     source_text, answer_text = blank_kept(source_text), blank_kept(answer_text)
     answer = Answer(answer_text, target)
     months = _months(source_text)

@@ -3,15 +3,13 @@ judge whole, stop, retry, correct, mark.
 
 While an answer streams, a :class:`Watch` decides what may be shown yet:
 
-- an answer is held back until its first letters are judged. Where the target's script is not
-  the source's (en->ja, zh->en) its first few letters judge it; where they share one (en->fr)
-  its first 20 letters, unless they are the source again or (reliably) the source's language,
-  which hold it to its end. Then it streams as it comes up to 1.5 times its expected length, and
-  :data:`SHOW_LAG` characters behind the engine beyond that (where loops show);
+- an answer is shown as it comes (a student sees words at once), up to 1.5 times its expected
+  length, and :data:`SHOW_LAG` characters behind the engine beyond that (where loops show);
 - a repeating run, or an answer longer than its pair allows (:mod:`.budget`), stops the segment
   at once (this reader leaves the sequence, which is cancelled unless another request still
   reads it) and the repeated tail is cut;
-- an answer clearly in the wrong script stops at once too.
+- an answer clearly in another script than the target's own (Hindi for Japanese: its first few
+  letters tell) stops at once too.
 
 **One judgment at the end of every answer.** When an answer ends, the whole of it is checked
 (:meth:`Guards.check <hunyuan_webui.service.checks.answers.Guards.check>`), whatever was shown
@@ -47,17 +45,15 @@ from hunyuan_webui.service.checks.answers import (
     LOOP,
     MARKED,
     SERVED,
-    SHARED_RELEASE_LETTERS,
     TRUNCATED,
     Finding,
     Guards,
     find_loop,
     judge_script,
-    judge_shared,
     repeats_itself,
 )
 from hunyuan_webui.service.checks.budget import answer_budget, ratio
-from hunyuan_webui.service.checks.writing import decides_early, letters_in, target_share
+from hunyuan_webui.service.checks.writing import decides_early, target_share
 
 LOOP_CHECK_CHARS = 8  # look for a loop each time the answer has grown this much
 RETRY_PENALTY = 1.2  # at least this repetition penalty when a loop is retried
@@ -89,7 +85,8 @@ class Reader(Protocol):
 
 class Watch:
     """One answer as it streams: what may be shown so far, and the guard that stopped it.
-    ``early``: text may be shown before the answer is judged whole."""
+    ``early``: text is shown as it comes (it may be taken back once the answer is judged
+    whole); else nothing is shown before that."""
 
     def __init__(self, guards: Guards, segment: str, source: str, target: str,
                  early: bool = True, keep: tuple[str, ...] = ()) -> None:
@@ -100,11 +97,11 @@ class Watch:
         self.cut: int | None = None  # where the answer ends when a guard stopped it
         self.finding: Finding | None = None
         self.budget = answer_budget(segment, source, target)
-        self.early = early
-        self.script_first = guards.judges and decides_early(source, target)
-        self.released = early and not guards.judges
+        self.released = early
+        # Where the target has a script of its own, its first letters may show a wrong one.
+        self._judging = guards.language and decides_early(source, target)
         self._allow = len(segment) + 16 if guards.loop and repeats_itself(segment) else 0
-        self._checked = self._judged = 0
+        self._checked = 0
         self._lag = SHOW_LAG if guards.loop else 0
         self._free = int(len(segment.strip()) * ratio(source, target) * 1.5)  # shown unheld
 
@@ -113,28 +110,13 @@ class Watch:
         self.text += chunk
         if self.guards.loop:
             self._look_for_loop()
-        if self.finding is None and not self.released and self._judged >= 0:
-            verdict = self._judge()
-            if verdict is False and not self.guards.language:
-                verdict = None  # the copy guard alone: judged when the answer ends
-            if verdict is False:
+        if self.finding is None and self._judging:
+            verdict = judge_script(self.text, self.target, self.segment)
+            if verdict is False:  # clearly another script: stopped now, retried at once
                 self.finding = Finding(LANGUAGE, self.guards.detector.detect(self.text).code)
-            elif verdict and not self.early:
-                self._judged = -1  # its start is fine; held to its end all the same
-            self.released = bool(verdict) and self.early
+            elif verdict:
+                self._judging = False  # its start is in the target's script
         return self._showable() if self.released else ""
-
-    def _judge(self) -> bool | None:
-        if self.script_first:
-            return judge_script(self.text, self.target, self.segment)
-        if not self.guards.judges or len(self.text) - self._judged < LOOP_CHECK_CHARS:
-            return None
-        self._judged = len(self.text)
-        verdict = judge_shared(self.text, self.segment, self.source, self.target,
-                               self.guards.detector)
-        if verdict is None and self._judged and letters_in(self.text) >= SHARED_RELEASE_LETTERS:
-            self._judged = -1  # judged and held: no more detection until the answer ends
-        return verdict
 
     def _look_for_loop(self) -> None:
         if len(self.text) > self.budget:
