@@ -98,8 +98,8 @@ class Sentences(Strategy):
         todo = [i for i in range(end) if i not in self._cached and i not in self._streams]
         for i in [i for i in todo if self._keys[i] in self._by_key]:
             stream = self._by_key[self._keys[i]]
-            stream.attach()
-            self._streams[i] = self.reader.hold(stream)
+            if stream.attach():  # else a guard left it and it was cancelled: submitted afresh
+                self._streams[i] = self.reader.hold(stream)
         todo = [i for i in todo if i not in self._streams]
         if not todo:
             return
