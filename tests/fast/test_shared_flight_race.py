@@ -30,7 +30,7 @@ class SlowCancelStream(Stream):
     reader's count and its cancel): the window in which another request may join it."""
 
     def cancel(self) -> None:
-        time.sleep(0.3)
+        time.sleep(0.25)
         super().cancel()
 
 
@@ -73,11 +73,11 @@ def test_a_request_joining_as_the_last_reader_leaves_gets_the_whole_answer():
                                                        guards=guards))
         request = TranslationRequest("Le chat dort.", "fr", "en")
         leaving = translator.start(request).prime()
-        assert wait_until(lambda: translator.in_flight() == 1)
-        time.sleep(0.1)  # some of the answer is out
+        [stream] = leaving._reader.streams()
+        assert wait_until(lambda s=stream: len(s.text) > 10)  # some of the answer is out
         threading.Thread(target=leaving.cancel, daemon=True).start()  # its cancel lands late
-        time.sleep(0.05)
-        result = translator.translate(request)  # joins, or not, in that window
+        assert wait_until(lambda s=stream: s._readers == 0)  # it has left; not cancelled yet
+        result = translator.translate(request)  # comes in that window
         assert result.text == ANSWER, (guards, result.text)
         assert engine.submitted == 2  # the abandoned sequence was not joined: submitted afresh
 
