@@ -8,6 +8,8 @@ Plain HTML, CSS and JavaScript (``static/``), not Gradio: a student's phone load
 - ``/class/teach/{code}#key=...``: the teacher's page; the secret stays in the fragment, which
   browsers never send, and the page sends it in the ``X-Class-Key`` header (or ``?key=`` where a
   browser cannot set headers: its event stream).
+- ``POST /class/api/rooms/{code}/speech``: the teacher speaks (a sound file; the recogniser,
+  :mod:`hunyuan_webui.speech`, writes it down and its sentences are posted like typed ones).
 
 The JSON routes under ``/class/api`` are thin: :class:`~hunyuan_webui.service.rooms.Rooms` does
 the work, and :mod:`hunyuan_webui.web.room_stream` writes the event streams. The Gatekeeper
@@ -20,15 +22,17 @@ import html
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputError
+from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.service.rooms import Rooms, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
 from hunyuan_webui.web.classroom.stream import events
@@ -98,7 +102,7 @@ def _key(request: Request) -> str | None:
     return request.headers.get(KEY_HEADER) or request.query_params.get("key")
 
 
-def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
+def create_router(rooms: Rooms, settings: Settings, speech: Speech | None = None) -> APIRouter:
     router = APIRouter(tags=["class"], include_in_schema=False)
     _pages(router)
     api = f"{PREFIX}/api"
@@ -148,7 +152,29 @@ def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
         return {"qid": event["qid"], "text": event["text"]}
 
     _teacher_routes(router, rooms)
+    _speech_routes(router, rooms, speech)
     return router
+
+
+def _speech_routes(router: APIRouter, rooms: Rooms, speech: Speech | None) -> None:
+    """The teacher speaks: a sound file in, its sentences posted to the class like typed ones."""
+    api = f"{PREFIX}/api"
+
+    @router.post(f"{api}/rooms/{{code}}/speech")
+    async def speak(code: str, request: Request) -> dict[str, Any]:
+        """The body is a sound file (WAV at any rate and channel count, OGG, WebM, MP3...); the
+        teacher's key in ``X-Class-Key``. Recognised in the class's language, its sentences are
+        posted exactly as typed ones are; answers ``{"text", "sentences"}``."""
+        key = _key(request)
+        meta = await anyio.to_thread.run_sync(rooms.teacher, code, key)  # before any sound
+        if speech is None:
+            raise ModelLoadError("Speech recognition is not available on this server.")
+        data = await request.body()
+        transcript = await anyio.to_thread.run_sync(speech.transcribe, data, meta["lang"])
+        sentences: list[int] = []
+        if transcript.text:
+            sentences = await anyio.to_thread.run_sync(rooms.post, code, key, transcript.text)
+        return {"text": transcript.text, "sentences": sentences}
 
 
 def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
