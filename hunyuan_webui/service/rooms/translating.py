@@ -165,6 +165,11 @@ class Translations:
         for update in piece.job:  # type: ignore[union-attr]
             if update.result is not None:
                 return update.result
+            if update.replaced:  # the answer checks took back what the phones show: its retry
+                self.bus.publish(code, {"type": "correction", "sid": piece.sid,  # type: ignore
+                                        "lang": lang, "text": update.text, "by": "guard",
+                                        "warnings": [dict(w) for w in update.warnings]})
+                continue
             now = time.monotonic()
             if update.text and now - last >= DRAFT_EVERY_S:
                 last = now
