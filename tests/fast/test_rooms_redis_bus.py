@@ -40,8 +40,9 @@ def test_a_room_lives_through_redis_restarting_empty():
         code, key = rooms.create("en", "Lesson").values()
         students = [seated(rooms, code, lang) for lang in ("zh", "fr")]
         sids = rooms.send(code, key, "One. Two.")["sentences"]
-        wait_for(lambda: len(translations(rooms, code, "fr")) == 2)
-        before = rooms.history(code)
+        wait_for(lambda: len(translations(rooms, code, "fr")) == 2
+                 and len(translations(rooms, code, "zh")) == 2)
+        before = rooms.history(code)  # the log complete: both languages' translations in it
         other.public(code)
         third.public(code), third.history(code)
 

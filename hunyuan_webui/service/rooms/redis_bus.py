@@ -304,8 +304,7 @@ class RedisBus:
                     pipe.watch(keys["meta"], keys["log"])
                     if (raw := pipe.get(keys["meta"])) is not None:
                         pipe.unwatch()  # another process wrote it back first: add whom it lacks
-                        for student, record in copy.students.items():
-                            self.client.hsetnx(keys["students"], student, record)
+                        self._merge_back(keys, copy)
                         return json.loads(raw)
                     events = copy.log()
                     replace_log = len(events) > int(pipe.llen(keys["log"]))
@@ -318,6 +317,19 @@ class RedisBus:
                         "(%d events, %d students)", code, len(events), len(copy.students))
             return dict(copy.meta)
         return None
+
+    def _merge_back(self, keys: dict[str, str], copy: Any) -> None:
+        """What this process's copy knows that the copy written back lacked: the students it
+        saw, the claims it holds and the higher of each counter (the process that wrote the
+        room back may never have counted a send)."""
+        for student, record in copy.students.items():
+            self.client.hsetnx(keys["students"], student, record)
+        if copy.claims:
+            self.client.sadd(keys["claims"], *copy.claims)
+        for counter, value in copy.counters.items():
+            known = self.client.hget(keys["counters"], counter)
+            if known is None or int(known) < int(value):
+                self.client.hset(keys["counters"], counter, value)
 
     def _write_back(self, pipe: Any, code: str, copy: Any, keys: dict[str, str],
                     events: list[str]) -> None:
