@@ -16,7 +16,7 @@ from apphelpers import wait_until
 from fakes import FakeEngine
 
 from hunyuan_webui import models
-from hunyuan_webui.engine import Stream
+from hunyuan_webui.engine import DecodingOptions, Stream
 from hunyuan_webui.engine.base import options_per_prompt
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
@@ -94,3 +94,53 @@ def test_a_guard_that_stops_one_reader_leaves_the_sequence_to_the_others():
     first._reader.drop(stream)  # what GuardedSegment does on a finding
     assert not stream.cancelled
     assert second.result().text == ANSWER
+
+
+class HeldTable(TypingTable):
+    """Like TypingTable, but the engine accepts a submission only once ``accept`` is set: the
+    time in which another request joins the segment before its stream exists."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__(answer, delay=0.005)
+        self.accept = threading.Event()
+
+    def submit(self, prompts: Sequence[str], options: Any) -> list[Stream]:
+        assert self.accept.wait(30)
+        return super().submit(prompts, options)
+
+
+def test_a_request_joining_before_the_engine_answers_keeps_the_sequence_when_its_submitter_leaves():
+    """The submitter reads nothing and leaves the moment its stream lands (a client gone after
+    one chunk, on a busy machine): the joiner that was waiting for that stream still holds a
+    reader, so the sequence is not cancelled under it and is not submitted again."""
+    from hunyuan_webui.service.translate.inflight import Flights
+
+    engine = HeldTable(ANSWER)
+    flights = Flights(engine, cache=None)
+    options = DecodingOptions(deterministic=True)
+    got: dict[str, Any] = {}
+
+    def submitter() -> None:
+        [stream] = flights.submit(["k"], ["p"], options, share=True, store=False)
+        stream.detach()  # gone at once
+        got["left"] = stream
+
+    def joiner() -> None:
+        [stream] = flights.submit(["k"], ["p"], options, share=True, store=False)
+        got["joined"] = stream
+
+    first = threading.Thread(target=submitter, daemon=True)
+    first.start()
+    assert wait_until(lambda: len(flights) == 1)
+    second = threading.Thread(target=joiner, daemon=True)
+    second.start()
+    assert wait_until(lambda: flights._table["k"]._reserved == 1)  # waiting for the stream
+    engine.accept.set()
+    first.join(30)
+    second.join(30)
+    stream = got["joined"]
+    assert stream is got["left"] and not stream.cancelled
+    assert wait_until(lambda: stream.done)
+    assert stream.finish_reason == "stop" and stream.text == ANSWER
+    assert engine.submitted == 1
+    stream.detach()

@@ -5,6 +5,7 @@ another app uses this one as its --asr-endpoint, and bad audio gets 415/413 with
 
 from __future__ import annotations
 
+import contextlib
 import io
 import time
 import wave
@@ -23,6 +24,7 @@ from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.demo.asr import ensure_demo_asr
 from hunyuan_webui.demo.voices import speak
 from hunyuan_webui.service import Translator
+from hunyuan_webui.service.rooms import RoomLimits
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.speech.audio import RATE, wav_bytes
@@ -47,6 +49,9 @@ def serving(engine, speech: Speech | None, **overrides) -> Iterator[RunningApp]:
                         guards=False, max_new_tokens=64, **overrides)
     translator = Translator(engine, engine.spec, settings, cache=PhraseCache(size=256))
     app = create_app(settings, translator, speech=speech)
+    # This module opens more classes from one address in a minute than a teacher does (the
+    # limit itself is tried in test_rooms_abuse.py).
+    app.state.rooms.limits = RoomLimits(creates_per_minute=1000)
     server = Server(app, settings).start()
     try:
         yield RunningApp(server.url, settings, translator, server)
@@ -61,9 +66,28 @@ def served(engine, speech: Speech) -> Iterator[RunningApp]:
         yield app
 
 
+_OPENED: list[tuple[str, str, str]] = []  # (server, code, key): ended after each test
+
+
 def open_class(client: httpx.Client, lang: str) -> tuple[str, str]:
-    room = client.post("/class/api/rooms", json={"lang": lang}).json()
+    r = client.post("/class/api/rooms", json={"lang": lang})
+    assert r.status_code == 200, r.text
+    room = r.json()
+    _OPENED.append((str(client.base_url), room["code"], room["key"]))
     return room["code"], room["key"]
+
+
+@pytest.fixture(autouse=True)
+def _end_classes() -> Iterator[None]:
+    """Each test's teacher ends their classes, as a teacher does: one address keeps at most
+    a few classes open (the rooms' limits), and this module's server is shared."""
+    yield
+    while _OPENED:
+        server, code, key = _OPENED.pop()
+        # A test's own server may have stopped already, and its classes with it.
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(f"{server.rstrip('/')}/class/api/rooms/{code}/end",
+                       headers={"X-Class-Key": key}, timeout=30, trust_env=False)
 
 
 @pytest.mark.parametrize(("lang", "text", "translations"), [

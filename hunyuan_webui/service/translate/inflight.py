@@ -26,26 +26,50 @@ JOIN_TRIES = 3  # a joined sequence whose readers all left is submitted afresh, 
 
 
 class Flight:
-    """A segment in flight: submitted (its stream not known yet) or generating."""
+    """A segment in flight: submitted (its stream not known yet) or generating.
+
+    A request that joins it before the engine answers *reserves* a reader: :meth:`land` attaches
+    the stream for each reservation before anyone can read it, so the submitter cannot read a
+    chunk, leave and cancel the sequence in the moment between the landing and the joiner's own
+    attach (on a busy machine that moment is long enough to lose a shared sequence three times).
+    """
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()  # guards the reservations against land()
         self._landed = threading.Event()
+        self._reserved = 0  # joiners waiting for the stream
+        self._granted = 0  # readers attached for them at landing, not yet taken
         self.stream: Stream | None = None
         self.error: BaseException | None = None
 
+    def reserve(self) -> bool:
+        """A joiner's reader, attached for it when the stream lands; False once it has landed
+        (the joiner then attaches itself, which may fail)."""
+        with self._lock:
+            if self._landed.is_set():
+                return False
+            self._reserved += 1
+            return True
+
     def land(self, stream: Stream) -> None:
-        self.stream = stream
-        self._landed.set()
+        with self._lock:
+            # The stream was just created and its submitter is attached, so these attaches
+            # only fail if it was cancelled meanwhile (a joiner left without a reader retries).
+            self._granted = sum(stream.attach() for _ in range(self._reserved))
+            self.stream = stream
+            self._landed.set()
 
     def fail(self, error: BaseException) -> None:
-        self.error = error
-        self._landed.set()
+        with self._lock:
+            self.error = error
+            self._landed.set()
 
     def abandoned(self) -> bool:
         """Failed, or every reader left (its sequence is cancelled): not worth joining."""
         return self._landed.is_set() and (self.stream is None or not self.stream.joinable)
 
     def wait(self, timeout: float) -> Stream:
+        """The stream, once landed (a joiner then :meth:`take` s its reader)."""
         if not self._landed.wait(timeout):
             raise EngineError(f"The engine did not accept a shared segment within {timeout:g}s; "
                               "please try again.")
@@ -53,6 +77,33 @@ class Flight:
             assert self.error is not None
             raise self.error
         return self.stream
+
+    def take(self, reserved: bool) -> bool:
+        """After :meth:`wait`: whether this joiner now holds a reader on the stream (its
+        reservation's, or its own attach); False: the sequence was left, submit afresh."""
+        assert self.stream is not None
+        if reserved:
+            with self._lock:
+                if self._granted > 0:
+                    self._granted -= 1
+                    return True
+            return False
+        return self.stream.attach()
+
+    def release(self, reserved: bool) -> None:
+        """A joiner that gives up (a deadline, another segment's error) returns its reservation:
+        forgotten before the landing, detached after it."""
+        if not reserved:
+            return
+        with self._lock:
+            if not self._landed.is_set():
+                self._reserved -= 1
+                return
+            held = self._granted > 0
+            if held:
+                self._granted -= 1
+        if held and self.stream is not None:
+            self.stream.detach()
 
 
 class Flights:
@@ -106,29 +157,36 @@ class Flights:
         """One round: join or submit every key in ``todo``; returns the keys to try again."""
         prompt_of = dict(zip(todo, prompts))
         joined, mine = self._claim(todo, share)
-        if mine:
-            submitted = self._submit(mine, [prompt_of[k] for k in mine], options, store)
-            streams.update(zip(mine, submitted))
         again = []
-        for key, flight in joined.items():
-            stream = flight.wait(SHARE_WAIT_S)
-            if stream.attach():
-                streams[key] = stream
-            else:  # its last reader left just before we came: it ends short, not usable
-                again.append(key)
+        pending = dict(joined)  # reservations not yet taken: returned if anything fails
+        try:
+            if mine:
+                submitted = self._submit(mine, [prompt_of[k] for k in mine], options, store)
+                streams.update(zip(mine, submitted))
+            for key, (flight, reserved) in joined.items():
+                stream = flight.wait(SHARE_WAIT_S)
+                del pending[key]
+                if flight.take(reserved):
+                    streams[key] = stream
+                else:  # its last reader left just before we came: it ends short, not usable
+                    again.append(key)
+        finally:
+            for flight, reserved in pending.values():
+                flight.release(reserved)
         return again
 
     def _claim(self, keys: Sequence[str], share: bool
-               ) -> tuple[dict[str, Flight], dict[str, Flight | None]]:
+               ) -> tuple[dict[str, tuple[Flight, bool]], dict[str, Flight | None]]:
         """Split ``keys`` into flights to join and keys this caller submits (with the flight it
-        now owns for each; None when not sharing)."""
-        joined: dict[str, Flight] = {}
+        now owns for each; None when not sharing). A joined flight comes with whether a reader was
+        reserved on it (it had not landed yet)."""
+        joined: dict[str, tuple[Flight, bool]] = {}
         mine: dict[str, Flight | None] = {}
         with self._lock:
             for key in keys:
                 flight = self._table.get(key) if share else None
                 if flight is not None and not flight.abandoned():
-                    joined[key] = flight
+                    joined[key] = (flight, flight.reserve())
                 elif share:
                     mine[key] = self._table[key] = Flight()
                 else:
