@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "README's Security section (--auth, --api-keys)", settings.host)
     _stop_on_sigterm()
     try:
-        status = translator.engine.wait_ready()
+        status = translator.wait_ready()
         if status.state != EngineState.READY:
             print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
             return 1

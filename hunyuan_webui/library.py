@@ -32,7 +32,7 @@ from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.languages import AUTO, LANGUAGES, Language
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary, parse_instructions
-from hunyuan_webui.service import Job, TranslationRequest, TranslationResult
+from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult
 from hunyuan_webui.settings import Settings
 
 # What a call may ask for besides decoding options (which DecodingOptions checks and lists).
@@ -82,7 +82,7 @@ class Translator:
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until the model is loaded and warm; raise with the reason if it failed."""
-        status = self.service.engine.wait_ready(timeout)
+        status = self.service.wait_ready(timeout)
         if status.state != EngineState.READY:
             raise ModelLoadError(status.reason or f"The model is {status.state}.")
 
@@ -113,9 +113,10 @@ class Translator:
             instructions=parse_instructions(extra.get("instructions", ())),
             data_format=extra.get("data_format", ""))
 
-    def job(self, text: str, to: str, source: str = AUTO, **options: Any) -> Job:
-        """A translation in progress: iterate its updates, ``result()``, ``cancel()``."""
-        return self.service.start(self.request(text, to, source, **options))
+    def job(self, text: str, to: str, source: str = AUTO, **options: Any) -> Operation:
+        """A translation in progress (through the service's front door: a long text in parts):
+        iterate its updates, ``result()`` (a list of one), ``cancel()``."""
+        return self.service.translate_texts([self.request(text, to, source, **options)])
 
     def translate(self, text: str, to: str, source: str = AUTO, **options: Any) -> str:
         """The translation of ``text`` into ``to`` (a code such as "en", "zh", "zh-Hant")."""
@@ -123,7 +124,8 @@ class Translator:
 
     def result(self, text: str, to: str, source: str = AUTO, **options: Any) -> TranslationResult:
         """The whole result: text, detected source, cache hits, token usage, notices."""
-        return self.job(text, to, source, **options).result()
+        [result] = self.job(text, to, source, **options).result()
+        return result
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
         """The translation as it is generated; the pieces join to exactly ``translate``'s text."""

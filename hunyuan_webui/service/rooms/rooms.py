@@ -40,10 +40,10 @@ from hunyuan_webui.errors import (
     TranslatorError,
 )
 from hunyuan_webui.segment import split_document
+from hunyuan_webui.service.door.operation import Failure, Operation
+from hunyuan_webui.service.door.translator import Translator
 from hunyuan_webui.service.rooms.bus import Event, MemoryBus, RedisBus
-from hunyuan_webui.service.translate.job import Job
 from hunyuan_webui.service.translate.request import TranslationRequest
-from hunyuan_webui.service.translate.translator import Translator
 from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -211,58 +211,48 @@ class Rooms:
 
     # -- translation --------------------------------------------------------------------------------
     def _fan_out(self, code: str, items: Iterable[tuple[int, str, str]], langs: set[str]) -> None:
-        """Claim and start every (sentence, language) translation not made yet, priming the
-        first of each language together (one batch), then read each language in a thread."""
-        work: dict[str, list[tuple[int, Job]]] = {}
+        """Claim every (sentence, language) translation not made yet and start each language's
+        sentences as one operation through the front door (their first ones primed together,
+        one batch), then read each language in a thread."""
+        work: dict[str, list[tuple[int, TranslationRequest]]] = {}
         for sid, text, source in items:
             for lang in sorted(langs - {source}):
-                if not self.bus.claim(code, f"{sid}:{lang}"):
-                    continue
-                try:
-                    job = self.translator.start(
-                        TranslationRequest(text, lang, source_lang=source))
-                except TranslatorError as exc:
-                    self._failed(code, sid, lang, exc)
-                    continue
-                work.setdefault(lang, []).append((sid, job))
+                if self.bus.claim(code, f"{sid}:{lang}"):
+                    work.setdefault(lang, []).append(
+                        (sid, TranslationRequest(text, lang, source_lang=source)))
         window = self.translator.settings.segments_in_flight()
-        for jobs in work.values():
-            for _, job in jobs[:window]:
-                job.prime()
-        for lang, jobs in work.items():
-            threading.Thread(target=self._read, args=(code, lang, jobs, window),
+        for lang, todo in work.items():
+            operation = self.translator.translate_texts([r for _, r in todo], ahead=window,
+                                                        errors="report")
+            threading.Thread(target=self._read,
+                             args=(code, lang, [sid for sid, _ in todo], operation),
                              name="hymt-class-translate", daemon=True).start()
 
-    def _read(self, code: str, lang: str, jobs: list[tuple[int, Job]], window: int) -> None:
-        for i, (sid, job) in enumerate(jobs):
-            for _, ahead in jobs[i:i + window]:
-                ahead.prime()
-            try:
-                text = self._stream(code, lang, sid, job)
-            except TranslatorError as exc:
-                self._failed(code, sid, lang, exc)
-                continue
-            except Exception as exc:  # never lose the rest of the lesson to one sentence
-                log.exception("class %s: translating sentence %s into %s failed", code, sid, lang)
-                self._failed(code, sid, lang, TranslatorError(str(exc) or type(exc).__name__))
-                continue
-            event: Event = {"type": "translation", "sid": sid, "lang": lang, "text": text}
-            if romanize.supports(lang):
-                event["roman"] = romanize.romanize(text, lang) or ""
-            self.bus.add(code, "translations")
-            self.bus.append(code, event)
-
-    def _stream(self, code: str, lang: str, sid: int, job: Job) -> str:
-        last = 0.0
-        for update in job:
-            if update.result is not None:
-                return update.result.text
-            now = time.monotonic()
-            if update.text and now - last >= DRAFT_EVERY_S:
-                last = now
+    def _read(self, code: str, lang: str, sids: list[int], operation: Operation) -> None:
+        """Publish a language's drafts as they are written and log each finished translation
+        (or why a sentence could not be translated: the others go on)."""
+        last, current, unread = 0.0, -1, set(range(len(sids)))
+        for update in operation:
+            sid = sids[update.item]
+            if update.item != current:  # a new sentence: its first draft goes out at once
+                last, current = 0.0, update.item
+            if isinstance(update, Failure):
+                unread.discard(update.item)
+                self._failed(code, sid, lang, update.error)
+            elif update.result is not None:
+                unread.discard(update.item)
+                event: Event = {"type": "translation", "sid": sid, "lang": lang,
+                                "text": update.result.text}
+                if romanize.supports(lang):
+                    event["roman"] = romanize.romanize(update.result.text, lang) or ""
+                self.bus.add(code, "translations")
+                self.bus.append(code, event)
+            elif update.text and time.monotonic() - last >= DRAFT_EVERY_S:
+                last = time.monotonic()
                 self.bus.publish(code, {"type": "draft", "sid": sid, "lang": lang,
                                         "text": update.text})
-        raise TranslatorError("The translation was stopped.")
+        for item in sorted(unread):  # stopped before they were made: the next arrival retries
+            self._failed(code, sids[item], lang, TranslatorError("The translation was stopped."))
 
     def _failed(self, code: str, sid: int, lang: str, exc: TranslatorError) -> None:
         """Logged for the students (they see why); the claim is released so that the next

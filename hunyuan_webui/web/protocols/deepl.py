@@ -4,8 +4,9 @@ custom server URL) work unchanged.
 
 DeepL's language codes map onto ours (``EN-US``/``EN-GB`` -> en, ``PT-BR``/``PT-PT`` -> pt,
 ``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the rest by code); ``tag_handling=html|xml``
-works on every model (:mod:`hunyuan_webui.service.operations.markup`: every tag kept, the text between translated;
-``ignore_tags`` honoured; the formatted prompt first where the model has one); ``context`` becomes
+works on every model (:func:`hunyuan_webui.service.operations.markup.translate_markup`: every
+tag kept, the text between translated; ``ignore_tags`` honoured; the formatted prompt first where
+the model has one); ``context`` becomes
 the context mode. Keys come as ``Authorization: DeepL-Auth-Key K`` (or ``Bearer K``, or the old
 ``auth_key`` parameter) and go through the same key check and limits as every other route. Errors
 are DeepL's: ``{"message": ...}`` with its status codes (403 for a bad key, 456 for a spent
@@ -21,7 +22,6 @@ import anyio
 from fastapi import APIRouter, Request
 
 from hunyuan_webui import languages
-from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import (
     AuthError,
     InputError,
@@ -29,10 +29,10 @@ from hunyuan_webui.errors import (
     TranslatorError,
     UnknownLanguageError,
 )
-from hunyuan_webui.models import FORMATTED, TRANSLATE
+from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.segment import is_translatable
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
-from hunyuan_webui.service.operations import items, markup
+from hunyuan_webui.service.operations import markup
 from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.protocol import Protocol
@@ -191,8 +191,8 @@ def create_router(translator: Translator) -> APIRouter:
             # detection too: off the event loop
             greedy = translator.decoding(deterministic=True)  # the model's repetition penalty
             if tags:
-                return _translate_markup(translator, texts, source, target, greedy, params,
-                                         context)
+                return markup.translate_markup(translator, texts, source, target, greedy,
+                                               tags == "html", _ignored(params, tags), context)
             sources = _sources(translator, texts, source)
             results = translator.translate_many([
                 TranslationRequest(text=t, source_lang=s, target_lang=target, options=greedy,
@@ -267,33 +267,10 @@ def _tag_handling(params: dict[str, list[Any]]) -> str:
     return tags
 
 
-def _translate_markup(translator: Translator, texts: list[str], source: str, target: str,
-                      options: DecodingOptions, params: dict[str, list[Any]],
-                      context: str) -> tuple[list[tuple[str, str]], list[TranslationResult]]:
-    """Markup on any model: tags and ignored elements copied, the text between them translated.
-    A model with the formatted prompt translates each text whole first (in context); a text
-    whose tags did not all come back is translated run by run instead."""
-    html_mode = _one(params, "tag_handling") == "html"
+def _ignored(params: dict[str, list[Any]], tags: str) -> frozenset[str]:
+    """DeepL's ``ignore_tags`` (HTML's names in any case)."""
     ignore = markup.tag_names(params.get("ignore_tags"))
-    ignore = frozenset(t.lower() for t in ignore) if html_mode else ignore
-    cut = [markup.runs(t, html_mode, ignore) for t in texts]
-    sources = items.item_sources(translator, cut, source)
-    out: list[str | None] = [t if not s else None for t, s in zip(texts, sources)]
-    results: list[TranslationResult] = []
-    if translator.spec.supports(FORMATTED) and not ignore:
-        todo = [i for i, o in enumerate(out) if o is None]
-        results = translator.translate_many([TranslationRequest(
-            text=texts[i], source_lang=sources[i], target_lang=target, options=options,
-            mode=FORMATTED) for i in todo])
-        for i, result in zip(todo, results):
-            if markup.tag_sequence(result.text) == markup.tag_sequence(texts[i]):
-                out[i] = result.text
-    todo = [i for i, o in enumerate(out) if o is None]
-    done = items.translate_runs(translator, [cut[i] for i in todo], [sources[i] for i in todo],
-                                target, options, context=context)
-    for i, text in zip(todo, done.texts):
-        out[i] = text
-    return [(o or "", s) for o, s in zip(out, sources)], [*results, *done.results]
+    return frozenset(t.lower() for t in ignore) if tags == "html" else ignore
 
 
 def _sources(translator: Translator, texts: list[str], source: str) -> list[str]:

@@ -20,7 +20,6 @@ from hunyuan_webui.web.protocols.schemas import (
     MAX_LIST_ITEMS,
     lt_body,
 )
-from hunyuan_webui.web.protocols.v1 import run_jobs
 from hunyuan_webui.web.responses import lt_error
 
 
@@ -45,7 +44,7 @@ def create_router(translator: Translator, access: AccessControl) -> APIRouter:
         access.charge(who, sum(len(t) for t in texts))
         requests = [TranslationRequest(text=t, source_lang=source, target_lang=str(target))
                     for t in texts]  # the same defaults as the page and /v1/translate
-        results = await run_jobs(translator, requests)
+        results = await translator.atranslate_many(requests)
         translated: Any = [r.text for r in results]
         body: dict[str, Any] = {"translatedText": translated if isinstance(q, list) else translated[0]}
         if source == languages.AUTO:

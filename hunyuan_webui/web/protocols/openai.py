@@ -34,12 +34,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
-from hunyuan_webui import prompts, tool_prompts
+from hunyuan_webui import tool_prompts
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
-from hunyuan_webui.service.operations import items
-from hunyuan_webui.service.translate.job import Job, batched_updates
+from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.operations import chat, items
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.openai_messages import (
@@ -47,9 +46,6 @@ from hunyuan_webui.web.protocols.openai_messages import (
     CompletionRequest,
     Sampling,
     StopText,
-    fold,
-    tool_request_for,
-    translation_for,
 )
 from hunyuan_webui.web.protocols.protocol import Protocol
 from hunyuan_webui.web.responses import ShapedErrorRoute
@@ -169,28 +165,29 @@ def create_router(translator: Translator) -> APIRouter:
         """OpenAI's chat completions. A translation prompt (the model cards', a known tool's,
         "Translate to X: ...", Qwen-MT's translation_options) goes through the translator
         (cache, segments); anything else is plain generation."""
-        options = body.decoding(translator.spec.decoding)
-        # Detection, segmentation, cache look-ups and engine admission are blocking work: off the
-        # event loop.
-        wanted = await anyio.to_thread.run_sync(translation_for, body, translator, options)
-        tool = None if wanted is not None else await anyio.to_thread.run_sync(
-            tool_request_for, body)  # long messages: a few regular expressions each
-        ask = _Ask(body, request, who, _Answer(name, request.app.state.redact.text))
-        if wanted is not None:
-            return await _serve_translation(translator, ask, wanted)
-        if tool is not None:
-            return await _serve_tool(translator, ask, tool)
-        prompt = fold(body.messages)
-        if not prompt.strip():
+        defaults = translator.spec.decoding
+        options, tool_options = body.decoding(defaults), body.tool_decoding(defaults)
+        # Detection and a few regular expressions per message: off the event loop.
+        asked = await anyio.to_thread.run_sync(lambda: chat.read_chat(
+            translator, body.messages, options, tool_options, body.translation_options))
+        if not (asked.translation or asked.tool or asked.prompt.strip()):
             raise InputError("The messages have no text.")
-        return await _serve_generation(translator, ask, prompt)
+        return await _serve(translator, asked, _Ask(body, request, who, _Answer(
+            name, request.app.state.redact.text)))
 
     @router.post("/v1/completions")
     async def completions(body: CompletionRequest, request: Request, who: CallerDep) -> Any:
         """OpenAI's legacy completions: the prompt is read like a chat's user message (a
         translation prompt goes through the translator); anything else is plain generation."""
-        return await _completions(translator, body, _Ask(body, request, who,
-                                                          _TextAnswer(name, request.app.state.redact.text)))
+        prompt = body.text()
+        if not prompt.strip():
+            raise InputError("The prompt has no text.")
+        defaults = translator.spec.decoding
+        options, tool_options = body.decoding(defaults), body.tool_decoding(defaults)
+        asked = await anyio.to_thread.run_sync(lambda: chat.read_prompt(
+            translator, prompt, options, tool_options, body.translation_options))
+        return await _serve(translator, asked, _Ask(body, request, who, _TextAnswer(
+            name, request.app.state.redact.text)))
 
     return router
 
@@ -225,17 +222,26 @@ class _Ask:
         return bool(self.body.stream_options and self.body.stream_options.include_usage)
 
 
+async def _serve(translator: Translator, asked: chat.Asked, ask: _Ask) -> Any:
+    """The answer to what the message asked for."""
+    if asked.translation is not None:
+        return await _serve_translation(translator, ask, asked.translation)
+    if asked.tool is not None:
+        return await _serve_tool(translator, ask, asked.tool)
+    return await _serve_generation(translator, ask, asked.prompt)
+
+
 async def _serve_translation(translator: Translator, ask: _Ask,
                              wanted: TranslationRequest) -> Any:
-    """One text through the translator, streamed as it is translated."""
+    """One text through the front door, streamed as it is translated."""
     ask.charge(len(wanted.text))
     stop = StopText(ask.body.stops())
     # User errors are plain 4xx answers, raised here before any output.
-    job = await anyio.to_thread.run_sync(translator.start, wanted)
+    operation = await translator.atranslate_texts([wanted])
     if ask.body.stream:
-        return _sse(_translation_chunks(job, ask.answer, stop, ask.include_usage, ask.request),
-                    job.cancel)
-    result = await anyio.to_thread.run_sync(job.result)
+        return _sse(_translation_chunks(operation, ask.answer, stop, ask.include_usage,
+                                        ask.request), operation.cancel)
+    [result] = await operation.aresult()
     ask.request.app.state.metrics.observe_result(result)
     text = stop.feed(result.text) + stop.flush()
     return ask.answer.completion(text, "stop", _result_usage(result),
@@ -243,14 +249,8 @@ async def _serve_translation(translator: Translator, ask: _Ask,
 
 
 async def _serve_tool(translator: Translator, ask: _Ask, tool: tool_prompts.ToolRequest) -> Any:
-    """A tool's request: one plain text streams like any translation; several items (or tags
-    and placeholders to keep) are translated together and given back in the tool's form."""
+    """A tool's batch: its items translated together and given back in the tool's form."""
     options = ask.body.tool_decoding(translator.spec.decoding)
-    if tool.form.kind == "text" and not items.has_kept(tool.items[0]):
-        wanted = await anyio.to_thread.run_sync(items.request_for, translator, tool.items[0],
-                                                tool.target, tool.source, options,
-                                                tool.glossary, tool.context)
-        return await _serve_translation(translator, ask, wanted)
     ask.charge(tool.chars)
     done = await anyio.to_thread.run_sync(
         lambda: items.translate_items(translator, tool.items, tool.target, tool.source, options,
@@ -294,28 +294,6 @@ async def _serve_generation(translator: Translator, ask: _Ask, prompt: str) -> A
                                                       stream.usage.completion_tokens))
 
 
-async def _completions(translator: Translator, body: CompletionRequest, ask: _Ask) -> Any:
-    """A legacy prompt, read like a chat's lone user message."""
-    prompt = body.text()
-    if not prompt.strip():
-        raise InputError("The prompt has no text.")
-    options = body.decoding(translator.spec.decoding)
-    found = await anyio.to_thread.run_sync(prompts.recognize, prompt)
-    if found is not None and found.text.strip():
-        detected = await anyio.to_thread.run_sync(translator.detect, found.text)
-        if detected.code is not None:
-            return await _serve_translation(translator, ask, TranslationRequest(
-                text=found.text, target_lang=found.target, source_lang=detected.code,
-                options=options, mode="context" if found.context else "translate",
-                glossary=found.glossary, context=found.context))
-    tool = (tool_prompts.from_options(prompt, body.translation_options)
-            if body.translation_options else
-            await anyio.to_thread.run_sync(tool_prompts.recognize, prompt))
-    if tool is not None:
-        return await _serve_tool(translator, ask, tool)
-    return await _serve_generation(translator, ask, prompt)
-
-
 # What ends a streamed answer, known once its text is done: the finish reason, extra fields of
 # the finish chunk, and the usage.
 Ending = Callable[[], tuple[str, dict[str, Any], dict[str, int]]]
@@ -348,12 +326,12 @@ async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopTe
     yield _data("[DONE]")
 
 
-def _translation_chunks(job: Job, answer: _Answer, stop: StopText, include_usage: bool,
-                        request: Request) -> AsyncIterator[str]:
+def _translation_chunks(operation: Operation, answer: _Answer, stop: StopText,
+                        include_usage: bool, request: Request) -> AsyncIterator[str]:
     results: list[TranslationResult] = []
 
     async def pieces() -> AsyncIterator[str]:
-        async with aclosing(batched_updates(job)) as batches:  # closed (job cancelled) on a stop
+        async with aclosing(operation.updates()) as batches:  # closed (cancelled) on a stop
             async for updates in batches:
                 if updates[-1].result is not None:
                     results.append(updates[-1].result)

@@ -1,6 +1,6 @@
-"""OpenAI's chat messages: the request schema, the translation request a message asks for (when
-it is one of the model cards' prompts), the folding of a conversation into the one user message
-the model takes, and ``stop`` strings applied to streamed text."""
+"""OpenAI's chat messages: the request schema and ``stop`` strings applied to streamed text. What
+a message asks for (a translation, a tool's batch, generation from the folded conversation) is
+the service's reading (:mod:`hunyuan_webui.service.operations.chat`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,11 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from hunyuan_webui import prompts, tool_prompts
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.service.operations.chat import fold
 
-SYSTEM_ROLES = ("system", "developer")
-ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}
+__all__ = ["ChatMessage", "ChatRequest", "CompletionRequest", "Sampling", "StopText", "fold"]
 # OpenAI's temperature runs from 0 (greedy); ours starts where sampling still means something.
 GREEDY_BELOW = OPTION_BOUNDS["temperature"][0]
 
@@ -145,50 +143,6 @@ def unwrap(prompt: str) -> str:
     """A legacy prompt without a ChatML wrapper around one user message."""
     match = _IM_WRAP.fullmatch(prompt)
     return match["body"] if match else prompt
-
-
-def translation_for(body: ChatRequest, translator: Translator,
-                    options: DecodingOptions) -> TranslationRequest | None:
-    """The translation the conversation asks for, or None when it is not a translation prompt
-    (or its text's language cannot be told: then the model answers the prompt itself)."""
-    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
-    if last is None:
-        return None
-    found = prompts.recognize(last.text())
-    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES]
-    if found is None and system:  # the instruction in the system message, the text in the user's
-        found = prompts.recognize("\n\n".join([*system, last.text()]))
-    if found is None or not found.text.strip():
-        return None
-    detected = translator.detect(found.text).code
-    if detected is None:
-        return None
-    return TranslationRequest(text=found.text, target_lang=found.target, source_lang=detected,
-                              options=options, mode="context" if found.context else "translate",
-                              glossary=found.glossary, context=found.context)
-
-
-def tool_request_for(body: ChatRequest) -> tool_prompts.ToolRequest | None:
-    """The translation a tool's own prompt (or Qwen-MT's ``translation_options``) asks for, or
-    None. The system messages count only for a lone user turn (not a conversation)."""
-    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
-    if last is None:
-        return None
-    if body.translation_options:
-        return tool_prompts.from_options(last.text(), body.translation_options)
-    turns = [m for m in body.messages if m.role not in SYSTEM_ROLES]
-    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES] if len(turns) == 1 else []
-    return tool_prompts.recognize(last.text(), system)
-
-
-def fold(messages: list[ChatMessage]) -> str:
-    """The conversation as the one user message the model takes: system messages first, then a
-    lone user message as it is, or several turns labelled by role."""
-    system = [m.text() for m in messages if m.role in SYSTEM_ROLES]
-    turns = [m for m in messages if m.role not in SYSTEM_ROLES]
-    if len(turns) == 1 and turns[0].role == "user":
-        return "\n\n".join([*system, turns[0].text()])
-    return "\n\n".join([*system, *(f"{ROLE_LABELS[m.role]}: {m.text()}" for m in turns)])
 
 
 class StopText:

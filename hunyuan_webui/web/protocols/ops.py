@@ -27,7 +27,7 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
     def health() -> JSONResponse:
         """The process is alive and can still serve: 503 once the engine's supervisor has given
         up restarting it (only restarting the app helps then; a liveness probe should)."""
-        status = translator.engine.status()
+        status = translator.status()
         if status.extra.get(GIVEN_UP):
             return JSONResponse({"status": "failed", "reason": redact.text(status.reason)},
                                 status_code=503)
@@ -37,7 +37,7 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
     def ready() -> JSONResponse:
         """The model is loaded and warm, and its process answers (503 otherwise, with the state
         and any reason: loading, restarting, a late heartbeat, a failure)."""
-        status = translator.engine.status()
+        status = translator.status()
         return JSONResponse(redact.answer(status.to_dict()),
                             status_code=200 if status.ready else 503)
 

@@ -1,8 +1,9 @@
 """The JSON API: ``POST /v1/translate`` (JSON, or Server-Sent Events with ``"stream": true``),
 ``POST /v1/detect`` and ``GET /v1/languages``.
 
-A text is translated as the page translates it (:class:`~hunyuan_webui.service.LongText`): up to
-ten times ``--max-input-chars``, in parts when it is longer than one request may be.
+Texts go through the service's front door (:meth:`~hunyuan_webui.service.Translator.translate_texts`)
+as the page's do: up to ten times ``--max-input-chars`` each, in parts when longer than one
+request may be.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
@@ -21,7 +21,7 @@ from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
 from hunyuan_webui.errors import InputError, TranslatorError
 from hunyuan_webui.modes import parse_glossary, parse_instructions
-from hunyuan_webui.service import LongText, TranslationRequest, Translator
+from hunyuan_webui.service import Operation, TranslationRequest, Translator
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
@@ -74,16 +74,16 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
                                        data_format=extra.data_format or "") for t in texts]
         if body.stream:
             # Errors raised here (planning, the first part's start) are plain 4xx answers.
-            text = await LongText.open(translator, requests[0])
+            operation = await translator.atranslate_texts(requests)
             # The background task runs however the response ends. A disconnect normally cancels
             # the generator (whose `finally` cancels the job), but one that lands while Starlette
             # awaits a paused write leaves the generator suspended until garbage collection.
-            return StreamingResponse(_sse(text, request, metrics, redact),
+            return StreamingResponse(_sse(operation, request, metrics, redact),
                                      media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache",
                                               "X-Accel-Buffering": "no"},
-                                     background=BackgroundTask(text.cancel))
-        results = await translate_texts(translator, requests)
+                                     background=BackgroundTask(operation.cancel))
+        results = await translator.atranslate_many(requests)
         for r in results:
             metrics.observe_result(r)
         payload = [redact.answer(r.to_dict()) for r in results]
@@ -92,32 +92,11 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
     return router
 
 
-async def run_jobs(translator: Translator, requests: list[TranslationRequest]) -> list[Any]:
-    """Validate every request, then translate them together (their segments share batches)."""
-    return await anyio.to_thread.run_sync(translator.translate_many, requests)
-
-
-async def translate_texts(translator: Translator,
-                          requests: list[TranslationRequest]) -> list[Any]:
-    """Texts of any accepted length: those within one request's limits batch together
-    (:func:`run_jobs`); a longer one is translated in parts, one text after another."""
-    def translate() -> list[Any]:
-        texts = [LongText.plan(translator, r) for r in requests]  # every length checked first
-        if all(t.parts == 1 for t in texts):
-            return translator.translate_many(requests)
-        for r, t in zip(requests, texts, strict=True):  # the longer ones were validated by parts
-            if t.parts == 1:
-                translator.validate(r)
-        return [t.result() for t in texts]
-
-    return await anyio.to_thread.run_sync(translate)
-
-
-async def _sse(text: LongText, request: Request, metrics: Metrics,
+async def _sse(operation: Operation, request: Request, metrics: Metrics,
                redact: Redactor) -> AsyncIterator[str]:
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
-        async for updates in text.updates():
+        async for updates in operation.updates():
             delta = "".join(u.delta for u in updates)
             if delta:
                 yield sse_event({"delta": delta})
