@@ -80,8 +80,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
     app = api.create_api(translator, settings, access=access, guards=guards)
-    app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
-    app.include_router(rooms.create_router(app.state.rooms, settings))
+    rooms.mount(app, Rooms.from_settings(translator, settings), settings)  # a class: web/classroom/
     demo = build_ui(translator, banner, access=access, files=files)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw

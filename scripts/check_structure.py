@@ -76,7 +76,7 @@ KINDS_MODULE = "core/kinds.py"
 KIND_FILES = 2
 NOT_KINDS = {
     "engine/process.py": {"process"},  # the status field with the engine process's id
-    "web/protocols/openai.py": {"openai"},  # the OpenAI protocol's tag in the OpenAPI schema
+    "web/protocols/openai/routes.py": {"openai"},  # the OpenAI protocol's tag in the OpenAPI schema
 }
 
 

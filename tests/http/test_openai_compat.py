@@ -19,7 +19,9 @@ from openai import OpenAI
 
 from hunyuan_webui import prompts
 from hunyuan_webui.engine import DecodingOptions
-from hunyuan_webui.web.protocols.openai_messages import ChatMessage, StopText, fold
+from hunyuan_webui.service.operations.chat import fold
+from hunyuan_webui.web.protocols.openai.mapping import StopText
+from hunyuan_webui.web.protocols.openai.schemas import ChatMessage
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 

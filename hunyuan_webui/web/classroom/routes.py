@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
@@ -98,108 +98,133 @@ def _key(request: Request) -> str | None:
     return request.headers.get(KEY_HEADER) or request.query_params.get("key")
 
 
-def create_router(rooms: Rooms, settings: Settings) -> APIRouter:
-    router = APIRouter(tags=["class"], include_in_schema=False)
-    _pages(router)
-    api = f"{PREFIX}/api"
-
-    @router.get(f"{api}/languages")
-    def language_list() -> list[dict[str, Any]]:
-        return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
-                 "autonym": lang.autonym, "rtl": lang.rtl} for lang in languages.LANGUAGES]
-
-    @router.post(f"{api}/rooms")
-    def create(body: NewRoom, request: Request) -> dict[str, Any]:
-        room = rooms.create(body.lang, body.title)
-        code, base = room["code"], join_base(request, settings)
-        return {**room, "lang": languages.normalize(body.lang),
-                "join_url": f"{base}{PREFIX}/{code}",
-                "teacher_url": f"{str(request.base_url).rstrip('/')}{PREFIX}/teach/{code}"
-                               f"#key={room['key']}"}
-
-    @router.get(f"{api}/rooms/{{code}}")
-    def info(code: str, request: Request) -> dict[str, Any]:
-        room = rooms.public(code)
-        return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
-
-    @router.get(f"{api}/rooms/{{code}}/qr.svg")
-    def qr(code: str, request: Request) -> Response:
-        room = rooms.public(code)
-        svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
-        return Response(svg, media_type="image/svg+xml",
-                        headers={"Cache-Control": "private, max-age=3600"})
-
-    @router.post(f"{api}/rooms/{{code}}/join")
-    def join(code: str, body: Join) -> dict[str, Any]:
-        student = rooms.join(code, body.lang, body.name, body.student)
-        return {"student": student, "code": normalize_code(code),
-                "lang": languages.normalize(body.lang)}
-
-    @router.get(f"{api}/rooms/{{code}}/events")
-    async def stream(code: str, request: Request) -> StreamingResponse:
-        return StreamingResponse(
-            await events(rooms, request, normalize_code(code), _key(request)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-    @router.post(f"{api}/rooms/{{code}}/questions")
-    def ask(code: str, body: Question) -> dict[str, Any]:
-        event = rooms.ask(code, body.student, body.text)
-        return {"qid": event["qid"], "text": event["text"]}
-
-    _teacher_routes(router, rooms)
-    return router
+def _rooms(request: Request) -> Rooms:
+    return request.app.state.rooms
 
 
-def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
-    """What only the teacher's secret may do."""
-    api = f"{PREFIX}/api"
-
-    @router.post(f"{api}/rooms/{{code}}/sentences")
-    def post(code: str, body: Post, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.post(code, _key(request), body.text)}
-
-    @router.post(f"{api}/rooms/{{code}}/questions/{{qid}}/show")
-    def show(code: str, qid: int, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.show(code, _key(request), qid)}
-
-    @router.get(f"{api}/rooms/{{code}}/stats")
-    def stats(code: str, request: Request) -> dict[str, Any]:
-        meta = rooms.teacher(code, _key(request))
-        return {"code": meta["code"], **rooms.stats(meta["code"])}
-
-    @router.get(f"{api}/rooms/{{code}}/transcript")
-    def transcript(code: str, request: Request, format: str = "txt") -> PlainTextResponse:
-        meta = rooms.teacher(code, _key(request))
-        if format not in room_transcript.FORMATS:
-            raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
-        body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
-                                      meta["title"])
-        name = f"class-{meta['code']}.{format}"
-        return PlainTextResponse(body, media_type=room_transcript.FORMATS[format],
-                                 headers={"Content-Disposition": f"attachment; filename={name}"})
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
 
 
-def _pages(router: APIRouter) -> None:
-    @router.get(PREFIX)
-    def start() -> HTMLResponse:
-        return HTMLResponse(shell("start"))
+# Handlers are module-level functions: the rooms and the settings come from ``app.state``.
+RoomsDep = Annotated[Rooms, Depends(_rooms)]
+SettingsDep = Annotated[Settings, Depends(_settings)]
+API = f"{PREFIX}/api"
+router = APIRouter(tags=["class"], include_in_schema=False)
 
-    @router.get(f"{PREFIX}/static/{{name}}")
-    def asset(name: str) -> Response:
-        if name not in ASSETS:
-            return PlainTextResponse("Not found", status_code=404)
-        body = (STATIC / name).read_text(encoding="utf-8")
-        if name == "class.css":  # the fonts the page lends (Uyghur, Tibetan), as on the page
-            body = fonts.face_css(fonts.installed()).replace(
-                'url("fonts/', 'url("../../fonts/') + "\n" + body
-        return Response(body, media_type=ASSETS[name],
-                        headers={"Cache-Control": "public, max-age=300"})
 
-    @router.get(f"{PREFIX}/teach/{{code}}")
-    def teacher(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("teacher", normalize_code(code)))
+def mount(app: FastAPI, rooms: Rooms, settings: Settings) -> None:
+    """Serve a class's pages and routes on ``app`` from ``rooms``."""
+    app.state.rooms, app.state.settings = rooms, settings
+    app.include_router(router)
 
-    @router.get(f"{PREFIX}/{{code}}")
-    def student(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("student", normalize_code(code)))
+
+# -- the pages -------------------------------------------------------------------------------------
+@router.get(PREFIX)
+def start() -> HTMLResponse:
+    return HTMLResponse(shell("start"))
+
+
+@router.get(f"{PREFIX}/static/{{name}}")
+def asset(name: str) -> Response:
+    if name not in ASSETS:
+        return PlainTextResponse("Not found", status_code=404)
+    body = (STATIC / name).read_text(encoding="utf-8")
+    if name == "class.css":  # the fonts the page lends (Uyghur, Tibetan), as on the page
+        body = fonts.face_css(fonts.installed()).replace(
+            'url("fonts/', 'url("../../fonts/') + "\n" + body
+    return Response(body, media_type=ASSETS[name],
+                    headers={"Cache-Control": "public, max-age=300"})
+
+
+@router.get(f"{PREFIX}/teach/{{code}}")
+def teacher(code: str) -> HTMLResponse:
+    return HTMLResponse(shell("teacher", normalize_code(code)))
+
+
+@router.get(f"{PREFIX}/{{code}}")
+def student(code: str) -> HTMLResponse:
+    return HTMLResponse(shell("student", normalize_code(code)))
+
+
+# -- what anyone in the room may do ----------------------------------------------------------------
+@router.get(f"{API}/languages")
+def language_list() -> list[dict[str, Any]]:
+    return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
+             "autonym": lang.autonym, "rtl": lang.rtl} for lang in languages.LANGUAGES]
+
+
+@router.post(f"{API}/rooms")
+def create(body: NewRoom, request: Request, rooms: RoomsDep,
+           settings: SettingsDep) -> dict[str, Any]:
+    room = rooms.create(body.lang, body.title)
+    code, base = room["code"], join_base(request, settings)
+    return {**room, "lang": languages.normalize(body.lang),
+            "join_url": f"{base}{PREFIX}/{code}",
+            "teacher_url": f"{str(request.base_url).rstrip('/')}{PREFIX}/teach/{code}"
+                           f"#key={room['key']}"}
+
+
+@router.get(f"{API}/rooms/{{code}}")
+def info(code: str, request: Request, rooms: RoomsDep, settings: SettingsDep) -> dict[str, Any]:
+    room = rooms.public(code)
+    return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
+
+
+@router.get(f"{API}/rooms/{{code}}/qr.svg")
+def qr(code: str, request: Request, rooms: RoomsDep, settings: SettingsDep) -> Response:
+    room = rooms.public(code)
+    svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
+    return Response(svg, media_type="image/svg+xml",
+                    headers={"Cache-Control": "private, max-age=3600"})
+
+
+@router.post(f"{API}/rooms/{{code}}/join")
+def join(code: str, body: Join, rooms: RoomsDep) -> dict[str, Any]:
+    student = rooms.join(code, body.lang, body.name, body.student)
+    return {"student": student, "code": normalize_code(code),
+            "lang": languages.normalize(body.lang)}
+
+
+@router.get(f"{API}/rooms/{{code}}/events")
+async def stream(code: str, request: Request, rooms: RoomsDep) -> StreamingResponse:
+    return StreamingResponse(
+        await events(rooms, request, normalize_code(code), _key(request)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post(f"{API}/rooms/{{code}}/questions")
+def ask(code: str, body: Question, rooms: RoomsDep) -> dict[str, Any]:
+    event = rooms.ask(code, body.student, body.text)
+    return {"qid": event["qid"], "text": event["text"]}
+
+
+# -- what only the teacher's secret may do ---------------------------------------------------------
+@router.post(f"{API}/rooms/{{code}}/sentences")
+def post(code: str, body: Post, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return {"sentences": rooms.post(code, _key(request), body.text)}
+
+
+@router.post(f"{API}/rooms/{{code}}/questions/{{qid}}/show")
+def show(code: str, qid: int, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return {"sentences": rooms.show(code, _key(request), qid)}
+
+
+@router.get(f"{API}/rooms/{{code}}/stats")
+def stats(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    meta = rooms.teacher(code, _key(request))
+    return {"code": meta["code"], **rooms.stats(meta["code"])}
+
+
+@router.get(f"{API}/rooms/{{code}}/transcript")
+def transcript(code: str, request: Request, rooms: RoomsDep,
+               format: str = "txt") -> PlainTextResponse:
+    meta = rooms.teacher(code, _key(request))
+    if format not in room_transcript.FORMATS:
+        raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
+    body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
+                                  meta["title"])
+    name = f"class-{meta['code']}.{format}"
+    return PlainTextResponse(body, media_type=room_transcript.FORMATS[format],
+                             headers={"Content-Disposition": f"attachment; filename={name}"})

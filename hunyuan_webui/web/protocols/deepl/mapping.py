@@ -1,45 +1,22 @@
-"""DeepL's API, spoken by the translator: ``POST /v2/translate``, ``GET|POST /v2/languages`` and
-``GET|POST /v2/usage``, so that DeepL clients (the ``deepl`` library, PDF and subtitle tools with a
-custom server URL) work unchanged.
-
-DeepL's language codes map onto ours (``EN-US``/``EN-GB`` -> en, ``PT-BR``/``PT-PT`` -> pt,
-``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the rest by code); ``tag_handling=html|xml``
-works on every model (:func:`hunyuan_webui.service.operations.markup.translate_markup`: every
-tag kept, the text between translated; ``ignore_tags`` honoured; the formatted prompt first where
-the model has one); ``context`` becomes
-the context mode. Keys come as ``Authorization: DeepL-Auth-Key K`` (or ``Bearer K``, or the old
-``auth_key`` parameter) and go through the same key check and limits as every other route. Errors
-are DeepL's: ``{"message": ...}`` with its status codes (403 for a bad key, 456 for a spent
-character allowance, 429 for too many requests), converted in one place, :class:`DeepLRoute`.
-"""
+"""DeepL's protocol onto the service's front door: DeepL's language codes onto ours (``EN-US``/
+``EN-GB`` -> en, ``PT-BR``/``PT-PT`` -> pt, ``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the
+rest by code), its parameters onto a mode (``context`` becomes the context mode), its texts onto
+requests (each text's source detected, a too-short one taking all the texts' language), markup
+(``tag_handling=html|xml``) onto
+:func:`~hunyuan_webui.service.operations.markup.translate_markup`, and the results onto DeepL's
+``translations``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import anyio
-from fastapi import APIRouter, Request
-
 from hunyuan_webui import languages
-from hunyuan_webui.errors import (
-    AuthError,
-    InputError,
-    RateLimitError,
-    TranslatorError,
-    UnknownLanguageError,
-)
+from hunyuan_webui.errors import InputError, UnknownLanguageError
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.segment import is_translatable
 from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
 from hunyuan_webui.service.operations import markup
-from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
-from hunyuan_webui.web.guards.access import AccessControl, Caller
-from hunyuan_webui.web.protocols.protocol import Protocol
-from hunyuan_webui.web.responses import ShapedErrorRoute
-
-MAX_TEXTS = 50  # DeepL's own limit on text parameters per request
-UNLIMITED = 1_000_000_000_000  # what DeepL reports as the allowance of an unlimited plan
+from hunyuan_webui.web.protocols.deepl.schemas import MAX_TEXTS, one
 
 # Target languages DeepL splits into variants; each variant is the same language here.
 TARGET_VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -85,150 +62,7 @@ def target_languages() -> list[dict[str, Any]]:
     return out
 
 
-# -- requests --------------------------------------------------------------------------------------
-async def _params(request: Request) -> dict[str, list[Any]]:
-    """DeepL's clients send JSON or forms (the ``deepl`` library even sends a form body with a
-    GET), old ones query strings: every parameter as a list of values."""
-    params: dict[str, list[Any]] = {}
-    for key, value in request.query_params.multi_items():
-        params.setdefault(key, []).append(value)
-    content_type = request.headers.get("content-type", "")
-    if is_json(content_type):
-        for key, value in (await json_object(request)).items():
-            params[key] = value if isinstance(value, list) else [value]
-    elif is_form(content_type):
-        form: dict[str, list[Any]] = {}
-        for key, value in await form_items(request):
-            form.setdefault(key, []).append(value)
-        params.update(form)
-    return params
-
-
-def _one(params: dict[str, list[Any]], name: str) -> str | None:
-    values = params.get(name)
-    if not values or values[0] is None:
-        return None
-    if not isinstance(values[0], str):
-        raise InputError(f"Value for '{name}' not supported.")
-    return values[0]
-
-
-def _caller(request: Request, params: dict[str, list[Any]]) -> Caller:
-    """The key from DeepL's header (or a Bearer token, or the old auth_key parameter), checked
-    like every other route's."""
-    caller = getattr(request.state, "caller", None)
-    if isinstance(caller, Caller):  # a header key, which the Gatekeeper checked and counted
-        return caller
-    access: AccessControl = request.app.state.access
-    return access.check_key(params["auth_key"][0] if params.get("auth_key") else None)
-
-
-class QuotaExceededError(RateLimitError):
-    """A key's characters for today are spent: DeepL's 456, which its clients do not retry."""
-
-    http_status = 456
-
-
-def _charge(request: Request, who: Caller, chars: int) -> None:
-    access: AccessControl = request.app.state.access
-    try:
-        access.charge(who, chars)
-    except RateLimitError as exc:
-        raise QuotaExceededError(exc.user_message, exc.retry_after) from None
-
-
-def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
-    """DeepL's error: ``{"message": ...}``, 403 for a missing or wrong key."""
-    return (403 if isinstance(exc, AuthError) else exc.http_status), {"message": exc.user_message}
-
-
-# Every error of these routes in DeepL's shape, ``{"message": ...}``.
-DeepLRoute = ShapedErrorRoute.shaped("DeepLRoute", error_shape)
-
-
-def _body_doc(fields: dict[str, Any], required: Sequence[str] = ()) -> dict[str, Any]:
-    schema = {"type": "object", "properties": fields, "required": list(required)}
-    return {"requestBody": {"required": bool(required), "content": {
-        "application/json": {"schema": schema},
-        "application/x-www-form-urlencoded": {"schema": schema}}}}
-
-
-_TEXTS = {"type": "array", "items": {"type": "string"}, "examples": [["Hello, world!"]]}
-TRANSLATE_FIELDS = {
-    "text": _TEXTS, "target_lang": {"type": "string", "examples": ["DE", "EN-US", "ZH-HANS"]},
-    "source_lang": {"type": "string", "examples": ["EN"]},
-    "tag_handling": {"type": "string", "enum": ["html", "xml"]},
-    "context": {"type": "string"}, "formality": {"type": "string"},
-    "ignore_tags": {"type": "array", "items": {"type": "string"}},
-    "non_splitting_tags": {"type": "array", "items": {"type": "string"}},
-    "splitting_tags": {"type": "array", "items": {"type": "string"}},
-    "outline_detection": {"type": "boolean"},
-}
-
-
-# -- the routes ------------------------------------------------------------------------------------
-def create_router(translator: Translator) -> APIRouter:
-    router = APIRouter(route_class=DeepLRoute, tags=["deepl"])
-
-    @router.post("/v2/translate", openapi_extra=_body_doc(TRANSLATE_FIELDS,
-                                                          ("text", "target_lang")))
-    async def deepl_translate(request: Request) -> dict[str, Any]:
-        """DeepL's /v2/translate: several ``text`` values, DeepL's language codes."""
-        params = await _params(request)
-        who = _caller(request, params)
-        texts = _texts(params)
-        target_code = _one(params, "target_lang")
-        if not target_code:
-            raise InputError("Parameter 'target_lang' not specified.")
-        target = ours(target_code, "target_lang")
-        given = _one(params, "source_lang")
-        source = ours(given, "source_lang") if given else languages.AUTO
-        mode, context = _mode(params)
-        tags = _tag_handling(params)
-        _charge(request, who, sum(len(t) for t in texts))
-
-        def translate_all() -> tuple[list[tuple[str, str]], list[TranslationResult]]:
-            # detection too: off the event loop
-            greedy = translator.decoding(deterministic=True)  # the model's repetition penalty
-            if tags:
-                return markup.translate_markup(translator, texts, source, target, greedy,
-                                               tags == "html", _ignored(params, tags), context)
-            sources = _sources(translator, texts, source)
-            results = translator.translate_many([
-                TranslationRequest(text=t, source_lang=s, target_lang=target, options=greedy,
-                                   mode=mode, context=context) for t, s in zip(texts, sources)])
-            return [(r.text, r.source_lang) for r in results], results
-
-        answers, results = await anyio.to_thread.run_sync(translate_all)
-        for result in results:
-            request.app.state.metrics.observe_result(result)
-        return {"translations": [
-            {"detected_source_language": source_code(s or languages.AUTO), "text": a,
-             "billed_characters": len(t)} for t, (a, s) in zip(texts, answers)]}
-
-    @router.get("/v2/languages")
-    @router.post("/v2/languages", operation_id="deepl_languages_post")
-    async def deepl_languages(request: Request) -> list[dict[str, Any]]:
-        """DeepL's /v2/languages: ``type=source`` (default) or ``type=target``."""
-        kind = _one(await _params(request), "type") or "source"
-        if kind not in ("source", "target"):
-            raise InputError("Value for 'type' not supported.")
-        return source_languages() if kind == "source" else target_languages()
-
-    @router.get("/v2/usage")
-    @router.post("/v2/usage", operation_id="deepl_usage_post")
-    async def deepl_usage(request: Request) -> dict[str, int]:
-        """DeepL's /v2/usage: this key's characters today (UTC) and its daily allowance."""
-        params = await _params(request)
-        who = _caller(request, params)
-        access: AccessControl = request.app.state.access
-        return {"character_count": access.chars_today(who),
-                "character_limit": who.policy.chars_per_day or UNLIMITED}
-
-    return router
-
-
-def _texts(params: dict[str, list[Any]]) -> list[str]:
+def texts_of(params: dict[str, list[Any]]) -> list[str]:
     texts = params.get("text") or []
     if not texts:
         raise InputError("Parameter 'text' not specified.")
@@ -239,9 +73,9 @@ def _texts(params: dict[str, list[Any]]) -> list[str]:
     return texts
 
 
-def _mode(params: dict[str, list[Any]]) -> tuple[str, str]:
+def parse_mode(params: dict[str, list[Any]]) -> tuple[str, str]:
     """The translation mode and context DeepL's parameters ask for."""
-    formality = _one(params, "formality")
+    formality = one(params, "formality")
     if formality and formality.lower() not in FORMALITY_OK:
         if formality.lower() in ("more", "less"):
             raise InputError("'formality' is not supported for given 'target_lang'.")
@@ -249,13 +83,13 @@ def _mode(params: dict[str, list[Any]]) -> tuple[str, str]:
     if params.get("glossary_id") or params.get("glossary_ids"):
         raise InputError("Glossaries are not kept here. This server's own API takes term "
                          "pairs: POST /v1/translate with options.glossary.")
-    context = _one(params, "context") or ""
+    context = one(params, "context") or ""
     return ("context" if context.strip() else TRANSLATE), context
 
 
-def _tag_handling(params: dict[str, list[Any]]) -> str:
+def tag_handling(params: dict[str, list[Any]]) -> str:
     """``html``, ``xml`` or "" (plain text); the markup parameters checked."""
-    tags = _one(params, "tag_handling") or ""
+    tags = one(params, "tag_handling") or ""
     if tags and tags not in ("html", "xml"):
         raise InputError("Value for 'tag_handling' not supported.")
     outline = params.get("outline_detection")
@@ -292,6 +126,25 @@ def _sources(translator: Translator, texts: list[str], source: str) -> list[str]
     return out
 
 
-PROTOCOL = Protocol("deepl", lambda edge: create_router(edge.translator),
-                    key_in_body=frozenset({"/v2/translate", "/v2/usage", "/v2/languages"}),
-                    error_prefixes=("/v2/",), error_shape=error_shape)  # DeepL's older auth_key
+def translate(translator: Translator, params: dict[str, list[Any]], texts: list[str],
+              source: str, target: str) -> tuple[list[tuple[str, str]], list[TranslationResult]]:
+    """Each text's translation and source language, and the service's results (the parameters
+    checked already: :func:`parse_mode`, :func:`tag_handling`). Detection and the model's work:
+    call it off the event loop."""
+    mode, context = parse_mode(params)
+    tags = tag_handling(params)
+    greedy = translator.decoding(deterministic=True)  # the model's repetition penalty
+    if tags:
+        return markup.translate_markup(translator, texts, source, target, greedy,
+                                       tags == "html", _ignored(params, tags), context)
+    sources = _sources(translator, texts, source)
+    results = translator.translate_many([
+        TranslationRequest(text=t, source_lang=s, target_lang=target, options=greedy,
+                           mode=mode, context=context) for t, s in zip(texts, sources)])
+    return [(r.text, r.source_lang) for r in results], results
+
+
+def answer(texts: list[str], answers: list[tuple[str, str]]) -> dict[str, Any]:
+    return {"translations": [
+        {"detected_source_language": source_code(s or languages.AUTO), "text": a,
+         "billed_characters": len(t)} for t, (a, s) in zip(texts, answers)]}

@@ -1,54 +1,29 @@
-"""OpenAI's chat completions, spoken by the translator: ``POST /v1/chat/completions`` (streaming and
-not), the legacy ``POST /v1/completions`` and ``GET /v1/models``.
-
-Page, PDF and subtitle translators often speak only this protocol, with a custom endpoint and a
-prompt the user writes. A request whose last user message is one of the model cards' translation
-prompts (:func:`~hunyuan_webui.prompts.recognize`; the tool's system message may hold the
-instruction and the user message the text) goes through the translator: sentence segments, the
-phrase cache, in-flight sharing, the same streamed-text guarantees, and an extra ``translation``
-object in the answer that says what was done and whether it came from the cache. So does a known
-tool's own prompt (Immersive Translate, KISS Translator, PDFMathTranslate, BabelDOC, pot,
-openai-translator, SubtitleEdit; "Translate to X: ..."; Qwen-MT's ``translation_options``: see
-:mod:`hunyuan_webui.tool_prompts`), answered in the form the tool asked for. Anything else is
-plain generation through the model's chat template, within the same limits and batches. The
-model takes exactly one user message and no system prompt, so a conversation is folded into one
-message (:func:`fold`).
-
-A thin layer, like :mod:`hunyuan_webui.web.api`: keys and limits through the same dependency, errors in
-OpenAI's shape (``{"error": {"message", "type", "param", "code"}}``) converted in one place,
-:class:`OpenAIRoute`.
-"""
+"""OpenAI's protocol onto the service: what a message asks for is the service's reading
+(:func:`hunyuan_webui.service.operations.chat.read_chat`); a translation goes through the front
+door and streams as it is translated, a tool's batch comes back in the tool's form, anything else
+is plain generation through the model's chat template. Each answer is given in OpenAI's shape,
+cut at the request's ``stop`` strings (:class:`StopText`), with an extra ``translation`` object
+that says what was done and whether it came from the cache."""
 
 from __future__ import annotations
 
-import json
-import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
-from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 from starlette.background import BackgroundTask
 
 from hunyuan_webui import tool_prompts
 from hunyuan_webui.engine import Stream
-from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.errors import TranslatorError
+from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult
 from hunyuan_webui.service.operations import chat, items
-from hunyuan_webui.web.deps import CallerDep
-from hunyuan_webui.web.guards.access import AccessControl, Caller
-from hunyuan_webui.web.protocols.openai_messages import (
-    ChatRequest,
-    CompletionRequest,
-    Sampling,
-    StopText,
-)
-from hunyuan_webui.web.protocols.protocol import Protocol
-from hunyuan_webui.web.responses import ShapedErrorRoute
+from hunyuan_webui.web.deps import Edge
+from hunyuan_webui.web.guards.access import Caller
+from hunyuan_webui.web.protocols.openai.schemas import Answer, Sampling, data, error_body
 
 
 def _translation_info(result: TranslationResult) -> dict[str, Any]:
@@ -70,193 +45,93 @@ def _result_usage(result: TranslationResult) -> dict[str, int]:
     return _usage(result.usage.get("prompt_tokens") or 0, result.usage.get("completion_tokens") or 0)
 
 
-class _Answer:
-    """The fields every chunk and the whole answer share."""
+class StopText:
+    """Cuts streamed text at the first stop string, holding back a tail that may start one."""
 
-    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
-        self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
-        self.created = int(time.time())
-        self.model = model
-        self.redact = redact  # an error's text, with a local model path named, not located
+    def __init__(self, stops: list[str]) -> None:
+        self.stops = stops
+        self.held = ""
+        self.stopped = False
 
-    def completion(self, text: str, finish: str, usage: dict[str, int],
-                   **extra: Any) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion", "created": self.created,
-                "model": self.model, "choices": [{
-                    "index": 0, "message": {"role": "assistant", "content": text},
-                    "logprobs": None, "finish_reason": finish}],
-                "usage": usage, **extra}
+    def feed(self, delta: str) -> str:
+        if not self.stops:
+            return delta
+        if self.stopped:
+            return ""
+        text = self.held + delta
+        found = [i for i in (text.find(s) for s in self.stops) if i >= 0]
+        if found:
+            self.stopped, self.held = True, ""
+            return text[:min(found)]
+        keep = next((k for k in range(min(len(text), max(map(len, self.stops)) - 1), 0, -1)
+                     if any(s.startswith(text[-k:]) for s in self.stops)), 0)
+        self.held = text[len(text) - keep:] if keep else ""
+        return text[:len(text) - keep]
 
-    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None,
-              **extra: Any) -> str:
-        choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None,
-                                             "finish_reason": finish}]
-        return _data({"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                      "model": self.model, "choices": choices, **extra})
-
-
-class _TextAnswer(_Answer):
-    """The legacy completions' shape: ``text_completion`` objects with ``choices[].text``."""
-
-    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
-        super().__init__(model, redact)
-        self.id = f"cmpl-{uuid.uuid4().hex[:24]}"
-
-    def completion(self, text: str, finish: str, usage: dict[str, int],
-                   **extra: Any) -> dict[str, Any]:
-        return {"id": self.id, "object": "text_completion", "created": self.created,
-                "model": self.model, "choices": [{
-                    "index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
-                "usage": usage, **extra}
-
-    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None,
-              **extra: Any) -> str:
-        choices = [] if delta is None else [{"index": 0, "text": delta.get("content", ""),
-                                             "logprobs": None, "finish_reason": finish}]
-        return _data({"id": self.id, "object": "text_completion", "created": self.created,
-                      "model": self.model, "choices": choices, **extra})
-
-
-def _data(payload: dict[str, Any] | str) -> str:
-    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-    return f"data: {text}\n\n"
-
-
-def _error_body(status: int, message: str, code: str) -> dict[str, Any]:
-    kind = "invalid_request_error"
-    if status == 401:
-        code = "invalid_api_key"
-    elif status == 429:
-        kind, code = "requests", "rate_limit_exceeded"
-    elif status >= 500:
-        kind = "server_error"
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
-
-
-def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
-    """OpenAI's error object, for a refusal made before the route runs (the Gatekeeper)."""
-    return exc.http_status, _error_body(exc.http_status, exc.user_message, exc.code)
-
-
-# Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
-# validation or the translator).
-OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=True)
-
-
-# -- the routes ------------------------------------------------------------------------------------
-def create_router(translator: Translator) -> APIRouter:
-    router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-    name = translator.spec.public_id  # never a local checkpoint's path
-    model_card = {"id": name, "object": "model", "created": 0, "owned_by": "tencent"}
-
-    @router.get("/v1/models")
-    def list_models(who: CallerDep) -> dict[str, Any]:
-        """OpenAI's model list: the one model served here."""
-        return {"object": "list", "data": [model_card]}
-
-    @router.get("/v1/models/{model:path}")
-    def get_model(model: str, who: CallerDep) -> dict[str, Any]:
-        if model != name:
-            raise _NotFound(f"The model {model!r} does not exist; this server has {name!r}.")
-        return model_card
-
-    @router.post("/v1/chat/completions")
-    async def chat_completions(body: ChatRequest, request: Request, who: CallerDep) -> Any:
-        """OpenAI's chat completions. A translation prompt (the model cards', a known tool's,
-        "Translate to X: ...", Qwen-MT's translation_options) goes through the translator
-        (cache, segments); anything else is plain generation."""
-        defaults = translator.spec.decoding
-        options, tool_options = body.decoding(defaults), body.tool_decoding(defaults)
-        # Detection and a few regular expressions per message: off the event loop.
-        asked = await anyio.to_thread.run_sync(lambda: chat.read_chat(
-            translator, body.messages, options, tool_options, body.translation_options))
-        if not (asked.translation or asked.tool or asked.prompt.strip()):
-            raise InputError("The messages have no text.")
-        return await _serve(translator, asked, _Ask(body, request, who, _Answer(
-            name, request.app.state.redact.text)))
-
-    @router.post("/v1/completions")
-    async def completions(body: CompletionRequest, request: Request, who: CallerDep) -> Any:
-        """OpenAI's legacy completions: the prompt is read like a chat's user message (a
-        translation prompt goes through the translator); anything else is plain generation."""
-        prompt = body.text()
-        if not prompt.strip():
-            raise InputError("The prompt has no text.")
-        defaults = translator.spec.decoding
-        options, tool_options = body.decoding(defaults), body.tool_decoding(defaults)
-        asked = await anyio.to_thread.run_sync(lambda: chat.read_prompt(
-            translator, prompt, options, tool_options, body.translation_options))
-        return await _serve(translator, asked, _Ask(body, request, who, _TextAnswer(
-            name, request.app.state.redact.text)))
-
-    return router
-
-
-class _NotFound(TranslatorError):
-    code = "model_not_found"
-    http_status = 404
+    def flush(self) -> str:
+        held, self.held = ("" if self.stopped else self.held), ""
+        return held
 
 
 def _sse(chunks: AsyncIterator[str], cancel: Callable[[], None]) -> StreamingResponse:
-    # The background task runs however the response ends (see api.translate's stream).
+    # The background task runs however the response ends (see the JSON API's stream).
     return StreamingResponse(chunks, media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
                              background=BackgroundTask(cancel))
 
 
 @dataclass
-class _Ask:
-    """One request being answered: its body, the HTTP request, the caller, the answer's shape."""
+class Ask:
+    """One request being answered: its body, what the routes work with, the caller, the
+    answer's shape."""
 
     body: Sampling
-    request: Request
+    edge: Edge
     who: Caller
-    answer: _Answer
+    answer: Answer
 
     def charge(self, chars: int) -> None:
-        access: AccessControl = self.request.app.state.access
-        access.charge(self.who, chars)
+        self.edge.access.charge(self.who, chars)
 
     @property
     def include_usage(self) -> bool:
         return bool(self.body.stream_options and self.body.stream_options.include_usage)
 
 
-async def _serve(translator: Translator, asked: chat.Asked, ask: _Ask) -> Any:
+async def serve(asked: chat.Asked, ask: Ask) -> Any:
     """The answer to what the message asked for."""
     if asked.translation is not None:
-        return await _serve_translation(translator, ask, asked.translation)
+        return await _serve_translation(ask, asked.translation)
     if asked.tool is not None:
-        return await _serve_tool(translator, ask, asked.tool)
-    return await _serve_generation(translator, ask, asked.prompt)
+        return await _serve_tool(ask, asked.tool)
+    return await _serve_generation(ask, asked.prompt)
 
 
-async def _serve_translation(translator: Translator, ask: _Ask,
-                             wanted: TranslationRequest) -> Any:
+async def _serve_translation(ask: Ask, wanted: TranslationRequest) -> Any:
     """One text through the front door, streamed as it is translated."""
     ask.charge(len(wanted.text))
     stop = StopText(ask.body.stops())
     # User errors are plain 4xx answers, raised here before any output.
-    operation = await translator.atranslate_texts([wanted])
+    operation = await ask.edge.translator.atranslate_texts([wanted])
     if ask.body.stream:
-        return _sse(_translation_chunks(operation, ask.answer, stop, ask.include_usage,
-                                        ask.request), operation.cancel)
+        return _sse(_translation_chunks(operation, ask), operation.cancel)
     [result] = await operation.aresult()
-    ask.request.app.state.metrics.observe_result(result)
+    ask.edge.metrics.observe_result(result)
     text = stop.feed(result.text) + stop.flush()
     return ask.answer.completion(text, "stop", _result_usage(result),
                                  translation=_translation_info(result))
 
 
-async def _serve_tool(translator: Translator, ask: _Ask, tool: tool_prompts.ToolRequest) -> Any:
+async def _serve_tool(ask: Ask, tool: tool_prompts.ToolRequest) -> Any:
     """A tool's batch: its items translated together and given back in the tool's form."""
+    translator = ask.edge.translator
     options = ask.body.tool_decoding(translator.spec.decoding)
     ask.charge(tool.chars)
     done = await anyio.to_thread.run_sync(
         lambda: items.translate_items(translator, tool.items, tool.target, tool.source, options,
                                       tool.glossary, tool.context))
     for result in done.results:
-        ask.request.app.state.metrics.observe_result(result)
+        ask.edge.metrics.observe_result(result)
     text = tool.form.render(done.texts, done.sources)
     info = {**done.info(), "tool": tool.tool}
     if ask.body.stream:
@@ -273,8 +148,9 @@ async def _serve_tool(translator: Translator, ask: _Ask, tool: tool_prompts.Tool
                                  translation=info)
 
 
-async def _serve_generation(translator: Translator, ask: _Ask, prompt: str) -> Any:
+async def _serve_generation(ask: Ask, prompt: str) -> Any:
     """Plain generation through the model's chat template."""
+    translator = ask.edge.translator
     ask.charge(len(prompt))
     options = ask.body.decoding(translator.spec.decoding)
     stop = StopText(ask.body.stops())
@@ -299,7 +175,7 @@ async def _serve_generation(translator: Translator, ask: _Ask, prompt: str) -> A
 Ending = Callable[[], tuple[str, dict[str, Any], dict[str, int]]]
 
 
-async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopText,
+async def _chat_chunks(pieces: AsyncIterator[str], answer: Answer, stop: StopText,
                        include_usage: bool, ending: Ending) -> AsyncIterator[str]:
     """A streamed answer: the role, the text cut at the stop text, the finish chunk, the usage if
     asked, ``[DONE]``. An error after the headers is one more event, and the last."""
@@ -323,11 +199,10 @@ async def _chat_chunks(pieces: AsyncIterator[str], answer: _Answer, stop: StopTe
     yield answer.chunk({}, finish, **extra)
     if include_usage:
         yield answer.chunk(None, usage=usage)
-    yield _data("[DONE]")
+    yield data("[DONE]")
 
 
-def _translation_chunks(operation: Operation, answer: _Answer, stop: StopText,
-                        include_usage: bool, request: Request) -> AsyncIterator[str]:
+def _translation_chunks(operation: Operation, ask: Ask) -> AsyncIterator[str]:
     results: list[TranslationResult] = []
 
     async def pieces() -> AsyncIterator[str]:
@@ -342,13 +217,14 @@ def _translation_chunks(operation: Operation, answer: _Answer, stop: StopText,
     def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
         if not results:
             return "stop", {}, _usage(0, 0)
-        request.app.state.metrics.observe_result(results[0])
+        ask.edge.metrics.observe_result(results[0])
         return "stop", {"translation": _translation_info(results[0])}, _result_usage(results[0])
 
-    return _chat_chunks(pieces(), answer, stop, include_usage, ending)
+    return _chat_chunks(pieces(), ask.answer, StopText(ask.body.stops()), ask.include_usage,
+                        ending)
 
 
-def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
+def _generation_chunks(stream: Stream, answer: Answer, stop: StopText,
                        include_usage: bool) -> AsyncIterator[str]:
     def ending() -> tuple[str, dict[str, Any], dict[str, int]]:
         finish = "length" if stream.finish_reason == "length" and not stop.stopped else "stop"
@@ -359,9 +235,4 @@ def _generation_chunks(stream: Stream, answer: _Answer, stop: StopText,
 
 def _stream_error(exc: TranslatorError) -> str:
     """After the headers, an error is one more event (the openai client raises it)."""
-    return _data(_error_body(exc.http_status, exc.user_message, exc.code))
-
-
-PROTOCOL = Protocol("openai", lambda edge: create_router(edge.translator),
-                    error_prefixes=("/v1/chat/", "/v1/models", "/v1/completions"),
-                    error_shape=error_shape)
+    return data(error_body(exc.http_status, exc.user_message, exc.code))
