@@ -118,6 +118,8 @@ test_prerequisites() {
   fi
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  # The demo phrases spoken for the speech tests (and to rebuild the demo recogniser).
+  command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   # The fonts the page lends to browsers without them (tests/browser/test_fonts.py).
   [ -f /usr/share/fonts/truetype/noto/NotoSerifTibetan-Regular.ttf ] || missing+=(fonts-noto-core)

@@ -29,9 +29,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("leaves", {"errors", "urls"}),
     ("plain values", {"core", "languages", "structured", "romanize", "model_size"}),
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
-    ("engines, registry, settings", {"engine", "models", "settings", "files"}),
+    ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
     ("demo models, modes", {"demo", "modes"}),
-    ("service, launch choice", {"service", "choice", "demo_model"}),
+    ("service, launch choice", {"service", "choice", "demo_model", "speech_choice"}),
     ("edges", {"web", "library", "llama_cpp_setup"}),
     ("the app", {"app", "__init__"}),
     ("command line", {"__main__"}),
@@ -77,6 +77,7 @@ KIND_FILES = 2
 NOT_KINDS = {
     "engine/process.py": {"process"},  # the status field with the engine process's id
     "web/protocols/openai/routes.py": {"openai"},  # the OpenAI protocol's tag in the OpenAPI schema
+    "web/protocols/audio/routes.py": {"openai"},  # the same tag, on OpenAI's transcription route
 }
 
 

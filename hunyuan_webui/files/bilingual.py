@@ -12,9 +12,10 @@ two-column table (python-docx), its header row repeated on every page.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Sequence
+
+from hunyuan_webui.files import formulas
 
 Rows = list[tuple[str, str]]
 
@@ -34,7 +35,7 @@ def pairs(source: str, translation: str) -> Rows:
 def csv_bytes(rows: Rows, header: Sequence[str]) -> bytes:
     """Two columns, ``header`` first, UTF-8 with a BOM (Excel's cue for UTF-8)."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = formulas.writer(buffer)  # a text or its translation is never a formula
     writer.writerow(list(header))
     writer.writerows(rows)
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")

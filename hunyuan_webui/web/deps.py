@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.operations.documents import DocumentJobs
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
@@ -23,14 +24,15 @@ from hunyuan_webui.web.guards.security import Redactor
 @dataclass(frozen=True)
 class Edge:
     """What a protocol's routes work with: the service's front door and the guards' shared
-    instruments (metrics, the access policy, the redactor of local paths) and the documents
-    translated in the background."""
+    instruments (metrics, the access policy, the redactor of local paths), the documents
+    translated in the background, and the speech recogniser."""
 
     translator: Translator
     metrics: Metrics
     access: AccessControl
     redact: Redactor
     documents: DocumentJobs
+    speech: Speech | None = None  # the recogniser (None: an app without one)
 
 
 def _edge(request: Request) -> Edge:

@@ -106,7 +106,9 @@ def translate(client: httpx.Client, text, source: str, target: str, headers=None
 # -- operations ------------------------------------------------------------------------------------
 def test_health_and_ready(client, app):
     r = client.get("/health")
-    assert r.status_code == 200 and r.json() == {"status": "ok"}
+    assert r.status_code == 200 and r.json()["status"] == "ok"
+    # The speech recogniser's state beside it: this app was built without one.
+    assert r.json()["speech"]["state"] == "off" and r.json()["speech"]["reason"]
     r = client.get("/ready")
     assert r.status_code == 200
     body = r.json()

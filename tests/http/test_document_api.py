@@ -126,10 +126,10 @@ def test_deepl_document_refusals_read_as_deepl_errors(deepl_client, app):
         "Authorization": f"DeepL-Auth-Key {KEY}"}, data={"target_lang": "EN-US"},
         files={"file": ("big.txt", b"a" * 300_000)}, timeout=30, trust_env=False)
     assert too_big.status_code == 413
-    broken = deepl_client.translate_document_upload(b"not a zip", target_lang="EN-US",
-                                              filename="broken.docx")
-    status = deepl_client.translate_document_wait_until_done(broken)
-    assert status.status.value == "error" and "Word" in status.error_message
+    # A file that is not what its name says is read before it is accepted: refused at once.
+    with pytest.raises(deepl.DeepLException, match="Word"):
+        deepl_client.translate_document_upload(b"not a zip", target_lang="EN-US",
+                                               filename="broken.docx")
 
 
 # -- the JSON API, through httpx ---------------------------------------------------------------
@@ -214,8 +214,16 @@ def test_documents_per_owner_deadline_and_expiry(make_translator):
     jobs = DocumentJobs(translator, ttl=60, per_owner=1, deadline=DEADLINE_S,
                         clock=lambda: now[0])
     template = TranslationRequest(text="", source_lang="zh", target_lang="en")
-    gate = threading.Event()
-    first = jobs.submit("k", "a.txt", "谢谢。".encode(), template, admit=lambda s: gate.wait(10))
+    gate, delay = threading.Event(), [0.0]
+    translate_texts = translator.translate_texts
+
+    def held(*args, **kwargs):  # the work waits (the count is taken before it: at submit)
+        gate.wait(10)
+        time.sleep(delay[0])
+        return translate_texts(*args, **kwargs)
+
+    translator.translate_texts = held
+    first = jobs.submit("k", "a.txt", "谢谢。".encode(), template)
     with pytest.raises(RateLimitError):
         jobs.submit("k", "b.txt", "谢谢。".encode(), template)
     gate.set()
@@ -227,7 +235,7 @@ def test_documents_per_owner_deadline_and_expiry(make_translator):
     with pytest.raises(DocumentNotFoundError):  # expired: forgotten, result and all
         jobs.get(first.id, first.key)
     short = DocumentJobs(translator, ttl=60, deadline=0.2)
-    slow = short.submit(None, "c.txt", "谢谢。".encode(), template,
-                        admit=lambda s: time.sleep(0.5))
+    delay[0] = 0.5
+    slow = short.submit(None, "c.txt", "谢谢。".encode(), template)
     assert slow.wait(DEADLINE_S) and slow.status == ERROR
     assert "longer than 0.2 seconds" in slow.error

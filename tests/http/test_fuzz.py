@@ -36,6 +36,7 @@ from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
 from hunyuan_webui import languages
+from hunyuan_webui.demo.asr import ensure_demo_asr
 from hunyuan_webui.engine import DecodingOptions
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
@@ -52,7 +53,7 @@ OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/la
               ("POST", "/v2/document"), ("POST", "/v2/document/{document_id}"),
               ("POST", "/v2/document/{document_id}/result"), ("POST", "/v1/documents"),
               ("GET", "/v1/documents/{document_id}"), ("GET", "/v1/documents/{document_id}/result"),
-              ("DELETE", "/v1/documents/{document_id}")]
+              ("DELETE", "/v1/documents/{document_id}"), ("POST", "/v1/audio/transcriptions")]
 MAX_EXAMPLES = 50
 KEY = "fuzz-key"
 OPTION_NAMES = {f.name for f in dataclasses.fields(DecodingOptions)}
@@ -64,8 +65,9 @@ def fuzz_app(engine, tmp_path_factory):
     # API keys are on, so that made-up keys (of any JSON type) are fuzzed too.
     keys = tmp_path_factory.mktemp("fuzz") / "keys.txt"
     keys.write_text(f"{KEY} 0 0\n", encoding="utf-8")
+    # The demo recogniser answers the transcription route (refused sound, or real recognition).
     with running_app(engine, max_input_chars=300, max_body_bytes=20_000,
-                     api_keys_file=str(keys)) as running:
+                     api_keys_file=str(keys), asr_model=str(ensure_demo_asr())) as running:
         yield running
 
 
@@ -146,7 +148,8 @@ PAGE_ROUTES = [("POST", "/gradio_api/call/translate"), ("POST", "/gradio_api/cal
                ("POST", "/translate"), ("POST", "/detect"), ("POST", "/v2/translate"),
                ("GET", "/v2/languages"), ("POST", "/v2/usage"), ("POST", "/v1/chat/completions"),
                ("POST", "/v1/translate"), ("POST", "/v1/detect"), ("POST", "/v2/document"),
-               ("POST", "/v1/documents"), ("POST", "/v2/document/x")]
+               ("POST", "/v1/documents"), ("POST", "/v2/document/x"),
+               ("POST", "/v1/audio/transcriptions"), ("POST", "/class/api/rooms/123456/speech")]
 CONTENT_TYPES = ["application/json", "APPLICATION/JSON; charset=UTF-8", "application/json; x=y",
                  "application/x-www-form-urlencoded+json", "application/vnd.api+json",
                  "text/json", "application/x-www-form-urlencoded", "multipart/form-data",

@@ -34,6 +34,7 @@ def test_pip_install_gives_a_hunyuan_webui_command_that_serves_the_demo(tmp_path
     names = zipfile.ZipFile(wheel).namelist()
     assert "hunyuan_webui/prompt_families/hy-mt2.toml" in names
     assert any(n.endswith("share/hunyuan-webui/demo-model/model.safetensors") for n in names)
+    assert any(n.endswith("share/hunyuan-webui/demo-asr/model.bin") for n in names)
 
     venv = tmp_path / "venv"
     subprocess.run([sys.base_prefix + "/bin/python3", "-m", "venv", str(venv)], check=True,
@@ -64,6 +65,9 @@ def test_pip_install_gives_a_hunyuan_webui_command_that_serves_the_demo(tmp_path
                        trust_env=False, timeout=60)
         assert r.json()["translation"] == "Thank you for your help."
         assert httpx.get(url + "/", trust_env=False).status_code == 200  # the page
+        # The demo recogniser came with the wheel (not rebuilt: /ready would have waited minutes).
+        speech = httpx.get(url + "/ready", trust_env=False).json()["speech"]
+        assert (speech["state"], speech["model"]) == ("ready", "demo-asr"), speech
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(30)

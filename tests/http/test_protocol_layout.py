@@ -35,7 +35,8 @@ def test_every_route_handler_is_a_module_level_function():
         routes = list(_routes(app.server.server.config.app.routes))
     paths = {r.path for r in routes}
     assert {"/v1/translate", "/v1/chat/completions", "/v2/translate", "/translate", "/imme",
-            "/v2/document", "/v1/documents", "/health", "/fonts/{name}.ttf",
+            "/v2/document", "/v1/documents", "/v1/audio/transcriptions", "/health",
+            "/fonts/{name}.ttf", "/class/api/rooms/{code}/speech",
             "/class/api/rooms"} <= paths, sorted(paths)
     for route in routes:
         endpoint = route.endpoint
@@ -46,7 +47,8 @@ def test_every_route_handler_is_a_module_level_function():
 
 def test_each_protocol_is_its_schemas_its_mapping_and_its_routes():
     packages = sorted(p.name for p in PROTOCOLS_DIR.iterdir() if (p / "__init__.py").is_file())
-    assert packages == ["deepl", "documents", "extensions", "libretranslate", "openai", "v1"]
+    assert packages == ["audio", "deepl", "documents", "extensions", "libretranslate", "openai",
+                        "v1"]
     for name in packages:
         modules = sorted(p.name for p in (PROTOCOLS_DIR / name).glob("*.py"))
         assert modules == ["__init__.py", "mapping.py", "routes.py", "schemas.py"], name

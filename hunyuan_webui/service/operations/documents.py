@@ -8,8 +8,9 @@ the result. The store is bounded on every side:
 
 - a document runs at most ``deadline`` seconds (then it is stopped at its next segment and ends
   in ``error``);
-- one owner (an API key, else a visitor's address) runs at most ``per_owner`` documents at once,
-  and the store holds at most ``max_held`` documents in all (429 beyond either);
+- one owner (an API key, else a visitor's address) runs at most ``per_owner`` documents at once
+  and holds at most a quarter of the store (its oldest fetched document makes room, else 429),
+  and the store holds at most ``max_held`` documents in all (429 beyond);
 - a finished document is kept ``ttl`` seconds, then forgotten, result and all;
 - files are never written to disk: the upload and the result are held in memory only, within
   ``--max-file-bytes`` each, so nothing lands outside the app's own folders.
@@ -74,6 +75,7 @@ class Document:
     error: str = ""
     started: float | None = None
     finished: float | None = None
+    fetched: bool = False
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
@@ -109,10 +111,12 @@ class DocumentJobs:
     def submit(self, owner: str | None, filename: str, data: bytes,
                template: TranslationRequest,
                admit: Callable[[list[str]], None] | None = None) -> Document:
-        """Start translating ``filename``; refuses (before anything runs) a file type the
-        translators do not take, a file over ``--max-file-bytes``, an owner with ``per_owner``
-        documents running and a full store. ``admit`` sees the segments once the file is read
-        (it counts their characters; it may refuse by raising)."""
+        """Start translating ``filename``. Blocking (a front end calls it off its event loop):
+        the file is read first, so that a type the translators do not take, a file over
+        ``--max-file-bytes``, a package that unpacks too far and a damaged file are refused
+        here, before anything runs; then an owner with ``per_owner`` documents running or
+        ``max_held // 4`` held, and a full store, are refused (429); then ``admit`` sees the
+        segments the job will send (it counts their characters; it may refuse by raising)."""
         billed = [0]
 
         def count(segments: list[str]) -> None:
@@ -121,21 +125,46 @@ class DocumentJobs:
                 admit(segments)
 
         job = FileJob(self.translator, filename, data, template, admit=count)
-        self.sweep()
-        with self._lock:
-            if owner is not None and sum(1 for d in self._docs.values()
-                                         if d.owner == owner and d.running) >= self.per_owner:
-                raise RateLimitError(f"At most {self.per_owner} documents may be translated at "
-                                     f"once; wait for one to finish.", retry_after=5)
-            if len(self._docs) >= self.max_held:
-                raise RateLimitError("The server holds too many documents now; try again "
-                                     "later.", retry_after=30)
-            doc = Document(secrets.token_hex(16), secrets.token_urlsafe(32), owner, filename, job,
-                           self.clock())
-            self._docs[doc.id] = doc
+        job.read()
+        try:
+            self.sweep()
+            with self._lock:
+                self._check_room(owner)
+                doc = Document(secrets.token_hex(16), secrets.token_urlsafe(32), owner, filename,
+                               job, self.clock())
+                self._docs[doc.id] = doc
+            try:
+                job.charge()
+            except BaseException:
+                with self._lock:
+                    self._docs.pop(doc.id, None)
+                raise
+        except BaseException:
+            job.release()
+            raise
         threading.Thread(target=self._run, args=(doc, billed), name="hymt-document",
                          daemon=True).start()
         return doc
+
+    def _check_room(self, owner: str | None) -> None:
+        """(Under the lock.) 429 for an owner at its share, or a full store."""
+        mine = [d for d in self._docs.values() if owner is not None and d.owner == owner]
+        if sum(1 for d in mine if d.running) >= self.per_owner:
+            raise RateLimitError(f"At most {self.per_owner} documents may be translated at "
+                                 f"once; wait for one to finish.", retry_after=5)
+        share = max(self.max_held // 4, self.per_owner)
+        if len(mine) >= share:  # one owner may not fill the store: its oldest fetched (or
+            # failed) document goes
+            fetched = [d for d in mine if not d.running and (d.fetched or d.status != DONE)]
+            if not fetched:
+                raise RateLimitError(
+                    f"You have {len(mine)} documents on the server (at most {share}): fetch "
+                    f"them first, or wait {self.ttl / 60:g} minutes for them to expire.",
+                    retry_after=60)
+            del self._docs[min(fetched, key=lambda d: d.finished or 0.0).id]
+        if len(self._docs) >= self.max_held:
+            raise RateLimitError("The server holds too many documents now; try again "
+                                 "later.", retry_after=30)
 
     def _run(self, doc: Document, billed: list[int]) -> None:
         timer = threading.Timer(self.deadline, doc.job.cancel)
@@ -189,6 +218,7 @@ class DocumentJobs:
 
     def result(self, doc: Document) -> FileResult:
         if doc.status == DONE and doc.result is not None:
+            doc.fetched = True  # the first to go when its owner is at its share
             return doc.result
         if doc.running:
             raise DocumentNotReadyError("The document is still being translated.")

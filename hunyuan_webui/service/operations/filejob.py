@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from hunyuan_webui import files, languages
 from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
 from hunyuan_webui.files import FileResult
+from hunyuan_webui.files.package import give_memory_back
 from hunyuan_webui.service.translate.request import TranslationRequest
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class FileJob:
         self.admit = admit
         self.switch = tuple(switch)
         self._stop = threading.Event()
+        self._read: files.ReadFile | None = None  # the file once read, until it is run
+        self._charged = False  # whether admit has seen the read file's segments
+        self.unreadable = False  # whether reading the file refused it (damaged, hostile)
 
     def cancel(self) -> None:
         self._stop.set()
@@ -71,8 +75,59 @@ class FileJob:
     def cancelled(self) -> bool:
         return self._stop.is_set()
 
+    def read(self) -> list[str]:
+        """Read the file now, if not yet (a package within its unpacking limits, its XML
+        bounded): its distinct segments, the texts :meth:`run` will send. A front end that reads
+        before it accepts the job refuses a hostile or damaged file at once, with words."""
+        if self._read is None:
+            try:
+                self._read = files.read_file(
+                    self.filename, self.data, lang=self.template.source_lang,
+                    target_lang=self.template.target_lang, csv_columns=self.columns,
+                    max_bytes=self.translator.settings.max_file_bytes)
+            except InputError:
+                self.unreadable = True  # the file itself was refused, not its translation
+                raise
+            self._charged = False
+        return self._read.segments()
+
+    def charge(self) -> None:
+        """Count the file's segments against the caller (``admit``) now, before the work: once
+        per reading; :meth:`run` then does not count them again."""
+        segments = self.read()
+        if self.admit is not None and not self._charged:
+            self.admit(segments)
+        self._charged = True
+
     def run(self, progress: Callable[[int, int], None] | None = None) -> FileResult:
         """Translate the file here (blocking); ``progress(done, total)`` after each segment."""
+        try:
+            if self._stop.is_set():
+                raise CancelledError("The translation was stopped.")
+            return self._run_read(progress)  # its frame, and the parsed file with it, gone...
+        finally:
+            self.release()  # ...the memory goes back to the system
+
+    def _run_read(self, progress: Callable[[int, int], None] | None) -> FileResult:
+        self.read()
+        read, charged = self._read, self._charged
+        self._read, self._charged = None, False  # a second run reads (and counts) again
+        assert read is not None
+        try:
+            return self._translate(read, charged, progress)
+        finally:
+            read.close()
+
+    def release(self) -> None:
+        """Let the file read ahead go, if any (a job refused or cancelled before it ran), and
+        give the memory it took back to the system."""
+        read, self._read = self._read, None
+        if read is not None:
+            read.close()
+        give_memory_back()
+
+    def _translate(self, read: files.ReadFile, charged: bool,
+                   progress: Callable[[int, int], None] | None) -> FileResult:
         plan = {"request": self.template, "unchanged": 0}
 
         def choose(segments: list[str]) -> str:
@@ -80,7 +135,7 @@ class FileJob:
             return plan["request"].target_lang
 
         def translate(segments: list[str]) -> list[str]:
-            if self.admit is not None:
+            if self.admit is not None and not charged:
                 self.admit(segments)
             if progress is not None:
                 progress(0, len(segments))
@@ -92,12 +147,7 @@ class FileJob:
                 return list(segments)
             return self._segments(segments, request, progress)
 
-        if self._stop.is_set():
-            raise CancelledError("The translation was stopped.")
-        result = files.translate_file(
-            self.filename, self.data, translate, lang=self.template.source_lang,
-            target_lang=self.template.target_lang, csv_columns=self.columns,
-            max_bytes=self.translator.settings.max_file_bytes, target_for=choose)
+        result = read.translate(translate, target_for=choose)
         request = plan["request"]
         asked = languages.normalize(self.template.target_lang)
         source = request.source_lang if request.source_lang != languages.AUTO else ""

@@ -6,7 +6,6 @@ one line per language), CSV (a column per language, for a spreadsheet) or Markdo
 
 from __future__ import annotations
 
-import csv
 import io
 import time
 from collections.abc import Sequence
@@ -14,6 +13,7 @@ from typing import Any
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.files import formulas
 
 FORMATS = {"txt": "text/plain; charset=utf-8", "csv": "text/csv; charset=utf-8",
            "md": "text/markdown; charset=utf-8"}
@@ -30,9 +30,10 @@ def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str,
         elif event["type"] == "translation" and event["sid"] in rows and "text" in event:
             rows[event["sid"]]["translations"][event["lang"]] = event["text"]
             langs.append(event["lang"])
-        elif event["type"] == "question":
+        elif event["type"] == "question":  # its own words too, in the student's language
             rows[seq] = {**event, "seq": seq,
                          "translations": {event["lang"]: event["text"]}}
+            langs.append(event["lang"])
     return list(rows.values()), list(dict.fromkeys(langs))
 
 
@@ -81,7 +82,7 @@ def _text(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
 
 def _csv(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = formulas.writer(buffer)  # a student's name or question is never a formula
     writer.writerow(["time", "kind", "from", "source_lang", *langs])
     for row in rows:
         writer.writerow([_when(row), row["type"] if row["type"] == "question"

@@ -8,6 +8,8 @@ Plain HTML, CSS and JavaScript (``static/``), not Gradio: a student's phone load
 - ``/class/teach/{code}#key=...``: the teacher's page; the secret stays in the fragment, which
   browsers never send, and the page sends it in the ``X-Class-Key`` header (or ``?key=`` where a
   browser cannot set headers: its event stream).
+- ``POST /class/api/rooms/{code}/speech``: the teacher speaks (a sound file; the recogniser,
+  :mod:`hunyuan_webui.speech`, writes it down and its sentences are posted like typed ones).
 
 The JSON routes under ``/class/api`` are thin: :class:`~hunyuan_webui.service.rooms.Rooms` does
 the work, and :mod:`hunyuan_webui.web.room_stream` writes the event streams. The Gatekeeper
@@ -20,15 +22,17 @@ import html
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputError
+from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.service.rooms import Rooms, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
 from hunyuan_webui.web.classroom.stream import events
@@ -228,3 +232,22 @@ def transcript(code: str, request: Request, rooms: RoomsDep,
     name = f"class-{meta['code']}.{format}"
     return PlainTextResponse(body, media_type=room_transcript.FORMATS[format],
                              headers={"Content-Disposition": f"attachment; filename={name}"})
+
+
+# -- the teacher speaks ----------------------------------------------------------------------------
+@router.post(f"{API}/rooms/{{code}}/speech")
+async def speak(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    """The body is a sound file (WAV at any rate and channel count, OGG, WebM, MP3...); the
+    teacher's key in ``X-Class-Key``. Recognised in the class's language, its sentences are
+    posted exactly as typed ones are; answers ``{"text", "sentences"}``."""
+    key = _key(request)
+    meta = await anyio.to_thread.run_sync(rooms.teacher, code, key)  # before any sound
+    speech: Speech | None = getattr(request.app.state, "speech", None)
+    if speech is None:
+        raise ModelLoadError("Speech recognition is not available on this server.")
+    data = await request.body()
+    transcript = await anyio.to_thread.run_sync(speech.transcribe, data, meta["lang"])
+    sentences: list[int] = []
+    if transcript.text:
+        sentences = await anyio.to_thread.run_sync(rooms.post, code, key, transcript.text)
+    return {"text": transcript.text, "sentences": sentences}

@@ -19,6 +19,7 @@ from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.operations.filejob import FILE_TYPES
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
@@ -67,9 +68,10 @@ def language_choices(with_auto: bool) -> list[tuple[str, str]]:
 
 
 def build_ui(translator: Translator, banner: str = "", *, access: AccessControl | None = None,
-             files: VisitorFiles | None = None) -> gr.Blocks:
-    """``banner``: markdown at the top of the page (what the demo model is, when it is served)."""
-    return build_page(TranslatorUI(translator, banner, access, files))
+             files: VisitorFiles | None = None, speech: Speech | None = None) -> gr.Blocks:
+    """``banner``: markdown at the top of the page (what the demo model is, when it is served);
+    ``speech``: the recogniser the status line names."""
+    return build_page(TranslatorUI(translator, banner, access, files, speech))
 
 
 def build_page(ui: TranslatorUI) -> gr.Blocks:

@@ -1,5 +1,6 @@
 """The protocols the app speaks: the JSON API (``v1``), OpenAI's, DeepL's and LibreTranslate's,
-the extensions' small JSON shapes, the documents APIs and the operational routes (``ops``).
+the extensions' small JSON shapes, the documents APIs, OpenAI's transcriptions (``audio``) and
+the operational routes (``ops``).
 
 Each protocol is a package of three parts, as vLLM's entrypoints are:
 
@@ -18,7 +19,7 @@ Each protocol is a package of three parts, as vLLM's entrypoints are:
   caller through :data:`~hunyuan_webui.web.deps.CallerDep`, never from a closure; it ends with
   the protocol's :class:`~hunyuan_webui.web.protocols.protocol.Protocol` record.
 
-How to add a protocol (the speech issue's ``/v1/audio/transcriptions``, say):
+How to add a protocol (``audio/`` is the newest, and a small example):
 
 1. make ``web/protocols/<name>/`` with ``__init__.py`` (a docstring: what clients speak it and
    what it answers), ``schemas.py``, ``mapping.py`` and ``routes.py`` as above; a route that
@@ -38,6 +39,7 @@ front door, so it is one module.
 """
 
 from hunyuan_webui.web.protocols import ops
+from hunyuan_webui.web.protocols.audio import routes as audio
 from hunyuan_webui.web.protocols.deepl import routes as deepl
 from hunyuan_webui.web.protocols.documents import routes as documents
 from hunyuan_webui.web.protocols.extensions import routes as extensions
@@ -49,4 +51,4 @@ from hunyuan_webui.web.protocols.v1 import routes as v1
 # The one list of protocols the app speaks (see :mod:`hunyuan_webui.web.protocols.protocol`).
 PROTOCOLS: tuple[Protocol, ...] = (ops.PROTOCOL, v1.PROTOCOL, libretranslate.PROTOCOL,
                                    openai_protocol.PROTOCOL, deepl.PROTOCOL, extensions.PROTOCOL,
-                                   documents.PROTOCOL, documents.DEEPL_PROTOCOL)
+                                   documents.PROTOCOL, documents.DEEPL_PROTOCOL, audio.PROTOCOL)

@@ -1,6 +1,9 @@
 """Operational routes: liveness, readiness, Prometheus metrics, the phrase cache, and what model
-is loaded. They take no body and answer the service's own figures, so this protocol is one
-module rather than three (no schemas to read, nothing to map onto the front door)."""
+is loaded. ``/ready`` and ``/health`` also say which speech recogniser is loaded, or why there is
+none (``speech``): ``/ready`` waits for it to finish loading, but a recogniser that could not be
+had does not make the app unready (a class can be typed). They take no body and answer the
+service's own figures, so this protocol is one module rather than three (no schemas to read,
+nothing to map onto the front door)."""
 
 from __future__ import annotations
 
@@ -12,11 +15,17 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 
 from hunyuan_webui.engine.restarts import GIVEN_UP
-from hunyuan_webui.web.deps import CallerDep, EdgeDep
+from hunyuan_webui.web.deps import CallerDep, Edge, EdgeDep
 from hunyuan_webui.web.protocols.protocol import Protocol
 
 log = logging.getLogger("hunyuan_webui.web.api")
 router = APIRouter(tags=["operations"])
+
+
+def _hearing(edge: Edge) -> dict[str, Any]:
+    if edge.speech is None:
+        return {"state": "off", "reason": "This app has no speech recogniser."}
+    return edge.redact.answer(edge.speech.status().to_dict())
 
 
 @router.get("/health")
@@ -25,9 +34,9 @@ def health(edge: EdgeDep) -> JSONResponse:
     up restarting it (only restarting the app helps then; a liveness probe should)."""
     status = edge.translator.status()
     if status.extra.get(GIVEN_UP):
-        return JSONResponse({"status": "failed", "reason": edge.redact.text(status.reason)},
-                            status_code=503)
-    return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "failed", "reason": edge.redact.text(status.reason),
+                             "speech": _hearing(edge)}, status_code=503)
+    return JSONResponse({"status": "ok", "speech": _hearing(edge)})
 
 
 @router.get("/ready")
@@ -35,8 +44,9 @@ def ready(edge: EdgeDep) -> JSONResponse:
     """The model is loaded and warm, and its process answers (503 otherwise, with the state
     and any reason: loading, restarting, a late heartbeat, a failure)."""
     status = edge.translator.status()
-    return JSONResponse(edge.redact.answer(status.to_dict()),
-                        status_code=200 if status.ready else 503)
+    settled = edge.speech is None or edge.speech.status().settled
+    return JSONResponse({**edge.redact.answer(status.to_dict()), "speech": _hearing(edge)},
+                        status_code=200 if status.ready and settled else 503)
 
 
 @router.get("/metrics")

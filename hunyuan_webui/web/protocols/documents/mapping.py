@@ -36,6 +36,12 @@ def owner_of(request: Request, who: Caller) -> str:
     return "addr:" + (client.host if client is not None else "unknown")
 
 
+async def submit(documents: DocumentJobs, *args: Any, **kwargs: Any) -> Document:
+    """:meth:`DocumentJobs.submit` on a worker thread: it reads the file (a package unpacked
+    within its limits) before it accepts it, which must not hold up the event loop."""
+    return await anyio.to_thread.run_sync(lambda: documents.submit(*args, **kwargs))
+
+
 def template(translator: Translator, source: str, target: str) -> TranslationRequest:
     return TranslationRequest(text="", source_lang=source, target_lang=target,
                               options=translator.decoding(deterministic=True))

@@ -9,6 +9,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
@@ -43,7 +44,7 @@ async def deepl_document_upload(request: Request, edge: EdgeDep) -> dict[str, st
     fields, upload = await upload_form(request)
     params = {k: [v] for k, v in fields.items()}
     who = deepl_routes.caller(request, params)
-    filename, data = uploaded(upload)
+    filename, data = await anyio.to_thread.run_sync(uploaded, upload)
     target_code = fields.get("target_lang")
     if not target_code:
         raise InputError("Parameter 'target_lang' not specified.")
@@ -56,9 +57,9 @@ async def deepl_document_upload(request: Request, edge: EdgeDep) -> dict[str, st
         raise InputError("Value for 'output_format' not supported: a document comes back "
                          "in its own format.")
     charge = partial(deepl_routes.charge, edge.access)  # a spent allowance is DeepL's 456
-    doc = edge.documents.submit(mapping.owner_of(request, who), filename, data,
-                                mapping.template(edge.translator, source, target),
-                                admit=mapping.admit(charge, who))
+    doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
+                               mapping.template(edge.translator, source, target),
+                               admit=mapping.admit(charge, who))
     return {"document_id": doc.id, "document_key": doc.key}
 
 
@@ -98,11 +99,11 @@ async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JS
     """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
     ``GET /v1/documents/{id}``, then fetch ``/result``."""
     fields, upload = await upload_form(request)
-    filename, data = uploaded(upload)
+    filename, data = await anyio.to_thread.run_sync(uploaded, upload)
     source, target = mapping.v1_languages(fields)
-    doc = edge.documents.submit(mapping.owner_of(request, who), filename, data,
-                                mapping.template(edge.translator, source, target),
-                                admit=mapping.admit(edge.access.charge, who))
+    doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
+                               mapping.template(edge.translator, source, target),
+                               admit=mapping.admit(edge.access.charge, who))
     return JSONResponse(mapping.status(doc, edge.documents), status_code=202)
 
 
