@@ -28,27 +28,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from hunyuan_webui import languages
 from hunyuan_webui.detect import LanguageDetector
-from hunyuan_webui.detect.scripts import (
-    ARABIC,
-    BENGALI,
-    CYRILLIC,
-    DEVANAGARI,
-    GUJARATI,
-    HAN,
-    HANGUL,
-    HEBREW,
-    KANA,
-    KHMER,
-    LATIN,
-    MONGOLIAN,
-    MYANMAR,
-    TAMIL,
-    TELUGU,
-    THAI,
-    TIBETAN,
-    census,
-)
+from hunyuan_webui.detect.scripts import HAN, KANA, census
 
 # The guards, by the name their flag, warning and metric use.
 LANGUAGE, COPY, LOOP, LENGTH = "language", "copy", "loop", "length"
@@ -59,22 +41,37 @@ WARNING_CODES = {LANGUAGE: "wrong_language", COPY: "copied_source", LOOP: "repet
 SERVED, MARKED = "retry_served", "marked"
 OUTCOMES = (SERVED, MARKED)
 
-# The scripts an answer in each language is written in (names and numbers aside).
-SCRIPTS: dict[str, frozenset[str]] = {
-    **{code: frozenset({LATIN}) for code in ("en", "fr", "pt", "es", "tr", "it", "de", "vi",
-                                             "ms", "id", "tl", "pl", "cs", "nl")},
-    **{code: frozenset({CYRILLIC}) for code in ("ru", "uk", "kk")},
-    "mn": frozenset({CYRILLIC, MONGOLIAN}),
-    **{code: frozenset({ARABIC}) for code in ("ar", "fa", "ur", "ug")},
-    **{code: frozenset({DEVANAGARI}) for code in ("hi", "mr")},
-    **{code: frozenset({HAN}) for code in ("zh", "zh-Hant", "yue")},
-    "ja": frozenset({KANA, HAN}), "ko": frozenset({HANGUL}), "th": frozenset({THAI}),
-    "km": frozenset({KHMER}), "my": frozenset({MYANMAR}), "bo": frozenset({TIBETAN}),
-    "gu": frozenset({GUJARATI}), "te": frozenset({TELUGU}), "ta": frozenset({TAMIL}),
-    "bn": frozenset({BENGALI}), "he": frozenset({HEBREW}),
-}
-UNSPACED = frozenset({HAN, KANA, THAI, KHMER, MYANMAR, TIBETAN})  # a "word" is a phrase
-SHARED = frozenset({LATIN, CYRILLIC, ARABIC, DEVANAGARI, HAN})  # several languages write these
+# The scripts an answer in each language is written in are its row's (Language.scripts).
+
+
+def scripts_of(code: str) -> frozenset[str]:
+    """The scripts an answer in ``code`` is written in (names and numbers aside); none for a
+    code the table does not hold."""
+    return _scripts(languages.table()).get(code, frozenset())
+
+
+def unspaced_scripts() -> frozenset[str]:
+    """The scripts of languages written without spaces: there a "word" is a phrase."""
+    return _spacing(languages.table())[0]
+
+
+def shared_scripts() -> frozenset[str]:
+    """The scripts several languages write (Latin, Cyrillic, Arabic, Devanagari, Han)."""
+    return _spacing(languages.table())[1]
+
+
+@functools.lru_cache(maxsize=4)
+def _scripts(table: languages.Table) -> dict[str, frozenset[str]]:
+    return {lang.code: frozenset(lang.scripts) for lang in table.rows}
+
+
+@functools.lru_cache(maxsize=4)
+def _spacing(table: languages.Table) -> tuple[frozenset[str], frozenset[str]]:
+    unspaced = frozenset(s for lang in table.rows if lang.spaceless for s in lang.scripts)
+    shared = frozenset(s for s, users in table.script_users.items() if len(users) > 1)
+    return unspaced, shared
+
+
 # Languages the detector cannot reliably tell apart in a sentence: never a mismatch between them.
 CLOSE = (frozenset({"ms", "id"}), frozenset({"hi", "mr"}), frozenset({"ar", "fa", "ur"}),
          frozenset({"ru", "uk"}), frozenset({"zh", "zh-Hant", "yue"}))
@@ -119,7 +116,7 @@ def target_share(text: str, target: str) -> tuple[float, int]:
     """The share of ``text``'s letter weight in ``target``'s scripts, and the total weight."""
     weights = letters(text)
     total = sum(weights.values())
-    mine = sum(w for s, w in weights.items() if s in SCRIPTS.get(target, ()))
+    mine = sum(w for s, w in weights.items() if s in scripts_of(target))
     return (mine / total if total else 1.0), total
 
 
@@ -132,7 +129,7 @@ def judge_script(text: str, target: str, source_text: str = "") -> bool | None:
         return None  # code or a name kept as it is, so far: judged when it ends
     weights = letters(text)
     total = sum(weights.values())
-    mine = sum(w for s, w in weights.items() if s in SCRIPTS.get(target, ()))
+    mine = sum(w for s, w in weights.items() if s in scripts_of(target))
     if mine >= RELEASE_WEIGHT and mine >= MIXED_SHARE * total:
         return True
     if total >= REJECT_WEIGHT and mine < 0.1 * total:
@@ -158,7 +155,7 @@ def judge_shared(text: str, source_text: str, source: str, target: str,
 def decides_early(source: str, target: str) -> bool:
     """Whether the script alone tells an answer in ``target`` from one in ``source`` (en->ja yes,
     en->fr no); Japanese shares Han with Chinese, so zh<->ja is judged on the whole answer."""
-    mine, theirs = SCRIPTS.get(target), SCRIPTS.get(source)
+    mine, theirs = scripts_of(target), scripts_of(source)
     return bool(mine and theirs and not mine & theirs)
 
 
@@ -178,7 +175,7 @@ def same_everywhere(text: str) -> bool:
     weights = letters(stripped)
     if sum(weights.values()) < 6:
         return True
-    if not UNSPACED & set(weights) and len(_normal(stripped).split()) < 2:
+    if not unspaced_scripts() & set(weights) and len(_normal(stripped).split()) < 2:
         return True  # one word; a Chinese or Thai "word" is a whole phrase
     return len(_CODE.findall(stripped)) >= 2 or bool(_NAME.match(stripped.rstrip(".!?")))
 
@@ -209,7 +206,7 @@ def check_answer(answer: str, source_text: str, source: str, target: str,
     """A finished answer: a :class:`Finding` when it is a copy or in the wrong language."""
     if copy and source != target and is_copy(answer, source_text, source, target):
         return Finding(COPY, source)
-    if not language or target not in SCRIPTS:
+    if not language or not scripts_of(target):
         return None
     if _normal(answer) == _normal(source_text) and same_everywhere(source_text):
         return None  # code, a name or a number, kept as it is
@@ -217,13 +214,13 @@ def check_answer(answer: str, source_text: str, source: str, target: str,
     total = sum(weights.values())
     if total < MIN_WEIGHT:
         return None  # too short to judge: "OK", "3.14", an emoji
-    if sum(w for s, w in weights.items() if s in SCRIPTS[target]) < MIXED_SHARE * total:
+    if sum(w for s, w in weights.items() if s in scripts_of(target)) < MIXED_SHARE * total:
         return Finding(LANGUAGE, detector.detect(answer).code)
     if target == "ja" and KANA not in weights and weights.get(HAN, 0) >= 12:
         return Finding(LANGUAGE, "zh")  # a whole sentence of Han without one kana is Chinese
     dominant = max(weights, key=weights.__getitem__)
     count = weights[dominant]
-    if dominant not in SHARED or dominant == HAN or count < SOURCE_LETTERS:
+    if dominant not in shared_scripts() or dominant == HAN or count < SOURCE_LETTERS:
         return None
     det = detector.detect(answer)
     if det.code is None or not det.reliable or _close(det.code, target):

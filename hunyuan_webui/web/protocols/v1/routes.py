@@ -19,7 +19,7 @@ router = APIRouter(tags=["translation"])
 
 @router.get("/v1/languages")
 def list_languages() -> list[dict[str, Any]]:
-    """The 38 languages: code, English and Chinese names, autonym, right-to-left flag."""
+    """The table's languages (``len(LANGUAGES)``): code, English and Chinese names, autonym, right-to-left flag."""
     return mapping.language_list()
 
 
