@@ -27,6 +27,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from hunyuan_webui import languages as language_table
 from hunyuan_webui import service
 from hunyuan_webui.choice import AUTO as AUTO_MODEL
 from hunyuan_webui.choice import with_demo
@@ -34,7 +35,7 @@ from hunyuan_webui.core import kinds
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.languages import AUTO, LANGUAGES, Language, normalize
+from hunyuan_webui.languages import AUTO, Language, normalize
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult
@@ -154,7 +155,8 @@ class Translator:
 
     @property
     def languages(self) -> tuple[Language, ...]:
-        return LANGUAGES
+        """The language table's rows (the one in use)."""
+        return language_table.LANGUAGES
 
     @property
     def model(self) -> str:
