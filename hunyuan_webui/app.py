@@ -86,8 +86,7 @@ def create_app(settings: Settings, translator: Translator | None = None,
               (SecurityHeaders, {})]
     speech = speech or build_speech(settings)  # loads beside the translator
     app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
-    app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
-    app.include_router(rooms.create_router(app.state.rooms, settings, speech))
+    rooms.mount(app, Rooms.from_settings(translator, settings), settings)  # a class: web/classroom/
     demo = build_ui(translator, banner, access=access, files=files, speech=speech)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
@@ -229,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "README's Security section (--auth, --api-keys)", settings.host)
     _stop_on_sigterm()
     try:
-        status = translator.engine.wait_ready()
+        status = translator.wait_ready()
         if status.state != EngineState.READY:
             print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
             return 1

@@ -27,6 +27,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from hunyuan_webui import languages as language_table
 from hunyuan_webui import service
 from hunyuan_webui.choice import AUTO as AUTO_MODEL
 from hunyuan_webui.choice import with_demo
@@ -34,10 +35,10 @@ from hunyuan_webui.core import kinds
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.languages import AUTO, LANGUAGES, Language, normalize
+from hunyuan_webui.languages import AUTO, Language, normalize
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary, parse_instructions
-from hunyuan_webui.service import Job, TranslationRequest, TranslationResult
+from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Listener, Pacing, Speech, SpeechStatus, Transcript
 
@@ -88,7 +89,7 @@ class Translator:
 
     def wait_ready(self, timeout: float | None = None) -> None:
         """Block until the model is loaded and warm; raise with the reason if it failed."""
-        status = self.service.engine.wait_ready(timeout)
+        status = self.service.wait_ready(timeout)
         if status.state != EngineState.READY:
             raise ModelLoadError(status.reason or f"The model is {status.state}.")
 
@@ -119,9 +120,10 @@ class Translator:
             instructions=parse_instructions(extra.get("instructions", ())),
             data_format=extra.get("data_format", ""))
 
-    def job(self, text: str, to: str, source: str = AUTO, **options: Any) -> Job:
-        """A translation in progress: iterate its updates, ``result()``, ``cancel()``."""
-        return self.service.start(self.request(text, to, source, **options))
+    def job(self, text: str, to: str, source: str = AUTO, **options: Any) -> Operation:
+        """A translation in progress (through the service's front door: a long text in parts):
+        iterate its updates, ``result()`` (a list of one), ``cancel()``."""
+        return self.service.translate_texts([self.request(text, to, source, **options)])
 
     def translate(self, text: str, to: str, source: str = AUTO, **options: Any) -> str:
         """The translation of ``text`` into ``to`` (a code such as "en", "zh", "zh-Hant")."""
@@ -129,7 +131,8 @@ class Translator:
 
     def result(self, text: str, to: str, source: str = AUTO, **options: Any) -> TranslationResult:
         """The whole result: text, detected source, cache hits, token usage, notices."""
-        return self.job(text, to, source, **options).result()
+        [result] = self.job(text, to, source, **options).result()
+        return result
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
         """The translation as it is generated; the pieces join to exactly ``translate``'s text.
@@ -152,7 +155,8 @@ class Translator:
 
     @property
     def languages(self) -> tuple[Language, ...]:
-        return LANGUAGES
+        """The language table's rows (the one in use)."""
+        return language_table.LANGUAGES
 
     @property
     def model(self) -> str:

@@ -27,8 +27,9 @@ MAX_MODULE_LINES = 400
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("leaves", {"errors", "urls"}),
-    ("plain values", {"core", "languages", "structured", "romanize", "model_size"}),
-    ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
+    ("plain values", {"core", "languages", "structured", "model_size"}),
+    ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts",
+                    "romanize"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
     ("demo models, modes", {"demo", "modes"}),
     ("service, launch choice", {"service", "choice", "demo_model", "speech_choice", "cli_help"}),
@@ -39,7 +40,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
 ))
 # Inside a folder of the package, the same rule between its parts (a sub-package, or a module
 # directly in it), bottom first. In the service, the answer checks know nothing of the translator,
-# and the operations and the rooms are peers over it. In the web layer, the page, the protocols
+# the front door sits on one translation, and the operations and the rooms are peers over it. In the web layer, the page, the protocols
 # and the class pages are peers over the guards; ``api`` assembles them.
 INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
     package: tuple((name, frozenset(units)) for name, units in layers)
@@ -47,6 +48,7 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
         "service": (
             ("answer checks", {"checks"}),
             ("one translation", {"translate"}),
+            ("the front door", {"door"}),
             ("operations, rooms", {"operations", "rooms"}),
             ("the service's exports", {"__init__"}),
         ),
@@ -61,24 +63,13 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
         ),
     }.items()
 }
-# The web layer translates through the service's front door: it does not import these modules
-# (or their names through ``hunyuan_webui.service``), nor read a translator's ``.engine``.
+# The web layer translates through the service's front door (``Translator.translate_texts``): it
+# does not import these modules (or their names through ``hunyuan_webui.service``), nor read a
+# translator's ``.engine`` (``Translator.status()`` and ``count_tokens()`` say what it may know).
 BEHIND_THE_DOOR = {
-    "hunyuan_webui.service.operations.longtext": {"LongText", "PartUpdate", "max_chars"},
+    "hunyuan_webui.service.door.longtext": {"LongText", "max_chars"},
     "hunyuan_webui.service.translate.job": {"Job", "batched_updates"},
 }
-# What the web layer still does of that today, line for line as the checker reports it. These are
-# listed, not refused, until the edges go through the front door; a line that no longer occurs
-# is a problem (delete it here), and a new reach is refused.
-KNOWN_REACHES = frozenset({
-    "web/guards/metrics.py reads the translator's .engine",
-    "web/page/live.py reads the translator's .engine",
-    "web/page/ui.py imports hunyuan_webui.service.operations.longtext",
-    "web/page/ui.py reads the translator's .engine",
-    "web/protocols/openai.py imports hunyuan_webui.service.translate.job",
-    "web/protocols/ops.py reads the translator's .engine",
-    "web/protocols/v1.py imports hunyuan_webui.service.operations.longtext",
-})
 # Where the engine kinds' names are written (the kinds themselves, and the managed servers, whose
 # programs and Python packages the kinds are named after), and the words elsewhere that are spelled
 # like a kind but name something else.
@@ -86,8 +77,8 @@ KINDS_MODULE = "core/kinds.py"
 KIND_FILES = 2
 NOT_KINDS = {
     "engine/process.py": {"process"},  # the status field with the engine process's id
-    "web/protocols/openai.py": {"openai"},  # the OpenAI protocol's tag in the OpenAPI schema
-    "web/protocols/audio.py": {"openai"},  # the same tag, on OpenAI's transcription route
+    "web/protocols/openai/routes.py": {"openai"},  # the OpenAI protocol's tag in the OpenAPI schema
+    "web/protocols/audio/routes.py": {"openai"},  # the same tag, on OpenAI's transcription route
 }
 
 
@@ -295,21 +286,17 @@ def reaches(known: dict[str, Path], root: Path = ROOT) -> set[str]:
     return found
 
 
-def door_problems(known: dict[str, Path], root: Path = ROOT,
-                  known_reaches: frozenset[str] = KNOWN_REACHES) -> Iterator[str]:
-    """A reach past the front door that is not listed, and a listed one that no longer occurs."""
-    found = reaches(known, root)
-    for line in sorted(found - known_reaches):
-        yield f"past the service's front door: {line} (web/ translates through the Translator)"
-    if (root / PACKAGE / "web").is_dir():
-        for line in sorted(known_reaches - found):
-            yield f"no longer happens, delete it from KNOWN_REACHES: {line}"
+def door_problems(known: dict[str, Path], root: Path = ROOT) -> Iterator[str]:
+    """Every reach past the front door."""
+    for line in sorted(reaches(known, root)):
+        yield (f"past the service's front door: {line} (web/ translates through "
+               "Translator.translate_texts)")
 
 
 def problems(root: Path = ROOT,
              layers: tuple[tuple[str, frozenset[str]], ...] = LAYERS,
-             inner: dict[str, tuple[tuple[str, frozenset[str]], ...]] | None = None,
-             known_reaches: frozenset[str] = KNOWN_REACHES) -> list[str]:
+             inner: dict[str, tuple[tuple[str, frozenset[str]], ...]] | None = None
+             ) -> list[str]:
     known = modules(root)
     graph = {name: imports(name, path, known) for name, path in known.items()}
     out = [f"import cycle: {' <-> '.join(c)}" for c in cycles(graph)]
@@ -321,7 +308,7 @@ def problems(root: Path = ROOT,
                    for c in cycles(folder_graph(part, folder)))
         if part:
             out.extend(upward(part, folder_layers, folder))
-    out.extend(door_problems(known, root, known_reaches))
+    out.extend(door_problems(known, root))
     out.extend(kind_literals(known, root))
     out.extend(long_units(known, root))
     return out
@@ -331,11 +318,6 @@ def main() -> int:
     found = problems()
     for line in found:
         print(line)
-    if KNOWN_REACHES:
-        print(f"{len(KNOWN_REACHES)} known reach(es) past the service's front door, listed in "
-              "KNOWN_REACHES until the web layer goes through it:")
-        for line in sorted(KNOWN_REACHES):
-            print(f"  {line}")
     print(f"{len(found)} structure problem(s)" if found else "structure: OK")
     return 1 if found else 0
 

@@ -24,14 +24,14 @@ from hunyuan_webui.service.operations.documents import DocumentJobs
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.web import fonts
+from hunyuan_webui.web.deps import Edge
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.page import text as page_text
 from hunyuan_webui.web.protocols import PROTOCOLS
-from hunyuan_webui.web.protocols.protocol import Edge
-from hunyuan_webui.web.protocols.schemas import ErrorBody
+from hunyuan_webui.web.protocols.v1.schemas import ErrorBody
 from hunyuan_webui.web.responses import install_error_handlers, refuse_other_methods
 
 
@@ -84,10 +84,12 @@ def create_api(translator: Translator, settings: Settings, *,
     # every file part over 1 MB to a temporary file on disk, and audio is never written to disk.
     MultiPartParser.spool_max_size = max(MultiPartParser.spool_max_size, settings.max_file_bytes,
                                          settings.max_audio_bytes) + UPLOAD_OVERHEAD
-    edge = Edge(translator, metrics, access, redact, docs, speech)
+    # What every route handler reads (web.deps.EdgeDep): handlers are module-level functions.
+    app.state.translator = translator
+    app.state.edge = Edge(translator, metrics, access, redact, docs, speech)
     for protocol in PROTOCOLS:
-        app.include_router(protocol.routes(edge))
-    app.include_router(fonts.create_router(fonts.installed()))
+        app.include_router(protocol.routes)
+    fonts.mount(app, fonts.installed())
     # Refusals at the Gatekeeper, in the shape each protocol's clients read.
     app.state.error_shapes = [(p.error_prefixes, p.error_shape) for p in PROTOCOLS
                               if p.error_shape is not None and p.error_prefixes]

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse
 
 FONT_DIRS = (Path("/usr/share/fonts"), Path("/usr/local/share/fonts"))
@@ -82,15 +82,20 @@ def face_css(fonts: Iterable[str]) -> str:
     return "\n".join(rules)
 
 
-def create_router(fonts: dict[str, Path]) -> APIRouter:
-    router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False)
 
-    @router.get("/fonts/{name}.ttf")
-    def font(name: str) -> FileResponse:
-        path = fonts.get(name)
-        if path is None:  # only a name of the allow-list that this server has
-            raise HTTPException(status_code=404, detail="No such font here.")
-        return FileResponse(path, media_type="font/ttf",
-                            headers={"Cache-Control": f"public, max-age={CACHE_FOR_S}"})
 
-    return router
+def mount(app: FastAPI, found: dict[str, Path]) -> None:
+    """Serve ``found`` (:func:`installed`'s fonts) at ``/fonts/{name}.ttf`` on ``app``."""
+    app.state.fonts = found
+    app.include_router(router)
+
+
+@router.get("/fonts/{name}.ttf")
+def font(name: str, request: Request) -> FileResponse:
+    """A font this server lends (``app.state.fonts``: those of the allow-list it has)."""
+    path = request.app.state.fonts.get(name)
+    if path is None:  # only a name of the allow-list that this server has
+        raise HTTPException(status_code=404, detail="No such font here.")
+    return FileResponse(path, media_type="font/ttf",
+                        headers={"Cache-Control": f"public, max-age={CACHE_FOR_S}"})

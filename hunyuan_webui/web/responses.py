@@ -93,11 +93,11 @@ def refuse_other_methods(app: FastAPI) -> None:
     allowed: dict[str, set[str]] = {}
     for route in _api_routes(app.router.routes):
         allowed.setdefault(route.path, set()).update(route.methods)
+    app.state.allowed_methods = {path: ", ".join(sorted(m)) for path, m in allowed.items()}
     for path, methods in allowed.items():
         others = sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - methods)
         if others:
-            app.add_api_route(path, _method_not_allowed(", ".join(sorted(methods))),
-                              methods=others, include_in_schema=False)
+            app.add_api_route(path, method_not_allowed, methods=others, include_in_schema=False)
 
 
 def _api_routes(routes: list[Any]) -> list[APIRoute]:
@@ -112,20 +112,16 @@ def _api_routes(routes: list[Any]) -> list[APIRoute]:
     return found
 
 
-def _method_not_allowed(allow: str) -> Callable[[], Any]:
-    async def refuse() -> None:
-        raise StarletteHTTPException(405, "Method Not Allowed", headers={"Allow": allow})
-
-    return refuse
+async def method_not_allowed(request: Request) -> None:
+    """The JSON 405 of a wrong method, with the methods the path has (``app.state``)."""
+    path = getattr(request.scope.get("route"), "path", "")
+    allow = request.app.state.allowed_methods.get(path, "")
+    raise StarletteHTTPException(405, "Method Not Allowed", headers={"Allow": allow})
 
 
 def sse_event(data: dict[str, Any], event: str | None = None) -> str:
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-def lt_error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
 
 
 def error_response(status: int, code: str, message: str, headers: dict[str, str] | None = None,

@@ -50,7 +50,7 @@ def test_the_route_serves_the_allow_list_and_nothing_else(tmp_path):
     root = font_dir(tmp_path, "NotoSansMongolian-Regular.ttf")
     (tmp_path / "secret.ttf").write_bytes(b"not for visitors")
     app = FastAPI()
-    app.include_router(fonts.create_router(fonts.installed((root,))))
+    fonts.mount(app, fonts.installed((root,)))
     with TestClient(app) as client:
         served = client.get("/fonts/mongolian.ttf")
         assert served.status_code == 200
@@ -114,6 +114,6 @@ def test_a_browser_loads_each_face_from_the_page(engine):
 
 def test_no_font_route_without_the_files(tmp_path):
     app = FastAPI()
-    app.include_router(fonts.create_router(fonts.installed((tmp_path,))))
+    fonts.mount(app, fonts.installed((tmp_path,)))
     with TestClient(app) as client:
         assert client.get("/fonts/tibetan.ttf").status_code == 404

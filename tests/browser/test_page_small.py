@@ -29,7 +29,7 @@ from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.demo.model import load_phrases
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.engine.base import options_per_prompt
-from hunyuan_webui.service import LongText, TranslationRequest, Translator
+from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.service.translate.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.web.page.layout import EXAMPLES, _example_label
@@ -98,7 +98,7 @@ def test_a_text_with_nothing_to_translate_comes_back_as_it_is_without_the_model(
     translator = _translator(InstantEngine())
     for source in ("auto", "zh"):
         request = TranslationRequest(text=text, source_lang=source, target_lang="en")
-        result = LongText.plan(translator, request).start().result()  # the page's way
+        [result] = translator.translate_texts([request]).result()  # the page's way
         assert result.text == text and result.notice == NOTHING_TO_TRANSLATE
     assert translator.model_calls == 0
 
@@ -128,9 +128,9 @@ def test_a_long_paste_keeps_its_paragraphs_across_parts(make_translator, gap):
     translator = make_translator(max_input_chars=250)
     request = TranslationRequest(text=text, source_lang="zh", target_lang="en",
                                  options=translator.decoding(deterministic=True))
-    long = LongText.plan(translator, request)
-    assert long.parts >= 4
-    out = long.start().result().text
+    operation = translator.translate_texts([request])
+    assert operation.parts >= 4
+    out = operation.result()[0].text
     paragraphs = out.split(gap)
     assert len(paragraphs) == 80, [p for p in paragraphs if not p.strip()][:3]
     assert paragraphs == [target for _, target in rows]

@@ -76,7 +76,7 @@ def test_the_pages_fetch_their_words_and_scripts_and_say_when_the_demo_runs():
 
     demo = SimpleNamespace(spec=SimpleNamespace(demo=True))
     app = FastAPI()
-    app.include_router(routes.create_router(Rooms(translator=demo), Settings()))  # type: ignore
+    routes.mount(app, Rooms(translator=demo), Settings())  # type: ignore
     with TestClient(app) as client:
         page = client.get("/class/123456").text
         assert 'data-view="student"' in page and 'data-demo="1"' in page

@@ -71,7 +71,7 @@ def test_a_paced_reader_gets_the_end_as_soon_as_it_comes():
 
     from hunyuan_webui import models
     from hunyuan_webui.cache import PhraseCache
-    from hunyuan_webui.service import LongText, TranslationRequest, Translator
+    from hunyuan_webui.service import TranslationRequest, Translator
     from hunyuan_webui.settings import Settings
 
     translator = Translator(TypingEngine(delay=0.01), models.resolve("tencent/Hunyuan-MT-7B"),
@@ -81,9 +81,9 @@ def test_a_paced_reader_gets_the_end_as_soon_as_it_comes():
 
     async def read() -> tuple[float, list[int], str]:
         started = time.monotonic()
-        text = await LongText.open(translator, request)
+        operation = await translator.atranslate_texts([request])  # the page's way
         sizes, last = [], None
-        async for batch in text.updates(every=1.0):
+        async for batch in operation.updates(every=1.0):
             sizes.append(len(batch))
             last = batch[-1]
         assert last is not None and last.result is not None

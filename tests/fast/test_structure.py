@@ -81,40 +81,36 @@ def test_the_checker_refuses_an_import_upward_or_sideways_inside_a_folder(tmp_pa
     assert len(found) == 3, found
 
 
-def test_the_checker_refuses_a_web_module_past_the_front_door_unless_listed(tmp_path):
-    """The web layer translates through the Translator: a web module that imports the long-text
-    or job modules (or their names through ``hunyuan_webui.service``), or reads a translator's
-    ``.engine``, is refused; the reaches listed as known are reported instead, and a listed one
-    that no longer happens must be deleted from the list."""
+def test_the_checker_refuses_a_web_module_past_the_front_door(tmp_path):
+    """The web layer translates through ``Translator.translate_texts``: a web module that imports
+    the long-text or job modules (or their names through ``hunyuan_webui.service``), or reads a
+    translator's ``.engine``, is refused; the package itself has no such reach and no list of
+    exceptions."""
     _package(tmp_path, {
         "web/__init__.py": "", "web/page/__init__.py": "",
-        "web/page/ui.py": "from hunyuan_webui.service.operations.longtext import max_chars\n",
+        "web/page/ui.py": "from hunyuan_webui.service.door.longtext import max_chars\n",
         "web/protocols/__init__.py": "",
         "web/protocols/v1.py": "from hunyuan_webui.service import LongText, Translator\n"
                                "def status(t):\n    return t.engine.status()\n",
         "web/protocols/openai.py": "from hunyuan_webui.service.translate import job\n"
                                    "import hunyuan_webui.engine\n"
                                    "kind = hunyuan_webui.engine.KIND\n",
-        "engine.py": "", "service/__init__.py": "", "service/operations/__init__.py": "",
-        "service/operations/longtext.py": "", "service/translate/__init__.py": "",
+        "web/protocols/deepl.py": "from hunyuan_webui.service import Operation, PartUpdate\n"
+                                  "def status(t):\n    return t.status()\n",
+        "engine.py": "", "service/__init__.py": "", "service/door/__init__.py": "",
+        "service/door/longtext.py": "", "service/translate/__init__.py": "",
         "service/translate/job.py": ""})
     none: dict = {}
     layers = tuple((n, frozenset(u)) for n, u in (("engine", {"engine"}), ("service", {"service"}),
                                                   ("web", {"web"}), ("top", {"__init__"})))
-    reaches = ["web/page/ui.py imports hunyuan_webui.service.operations.longtext",
+    reaches = ["web/page/ui.py imports hunyuan_webui.service.door.longtext",
                "web/protocols/openai.py imports hunyuan_webui.service.translate.job",
-               "web/protocols/v1.py imports hunyuan_webui.service.operations.longtext",
+               "web/protocols/v1.py imports hunyuan_webui.service.door.longtext",
                "web/protocols/v1.py reads the translator's .engine"]
-    found = check_structure.problems(tmp_path, layers=layers, inner=none,
-                                     known_reaches=frozenset())
-    assert found == [f"past the service's front door: {line} (web/ translates through the "
-                     "Translator)" for line in reaches]
-    assert check_structure.problems(tmp_path, layers=layers, inner=none,
-                                    known_reaches=frozenset(reaches)) == []
-    stale = "web/page/live.py reads the translator's .engine"
-    assert check_structure.problems(tmp_path, layers=layers, inner=none,
-                                    known_reaches=frozenset([*reaches, stale])) == [
-        f"no longer happens, delete it from KNOWN_REACHES: {stale}"]
+    found = check_structure.problems(tmp_path, layers=layers, inner=none)
+    assert found == [f"past the service's front door: {line} (web/ translates through "
+                     "Translator.translate_texts)" for line in reaches]
+    assert not hasattr(check_structure, "KNOWN_REACHES")
 
 
 def test_the_checker_counts_the_files_that_spell_an_engine_kind(tmp_path):

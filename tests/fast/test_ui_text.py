@@ -6,7 +6,7 @@ from __future__ import annotations
 import string
 
 from hunyuan_webui import notebook, romanize
-from hunyuan_webui.service.operations.parts import split_parts
+from hunyuan_webui.service.door.parts import split_parts
 from hunyuan_webui.web.page.errors import for_visitor
 from hunyuan_webui.web.page.text import LABELS, MESSAGES, say, ui_lang
 

@@ -292,13 +292,14 @@ def test_client_disconnecting_mid_stream_stops_generation(long_app):
 
 # -- errors ----------------------------------------------------------------------------------------
 def test_too_long_is_413(client):
-    """/v1/translate takes what the page takes: ten times --max-input-chars, in parts."""
+    """/v1/translate takes what the page takes: ten times --max-input-chars, in parts; so does
+    LibreTranslate's /translate (it refused past one --max-input-chars)."""
     too_long = "a" * (MAX_CHARS * 10 + 1)
     message = assert_json_error(translate(client, too_long, "zh", "en"), 413, "input_too_long")
     assert f"{MAX_CHARS * 10:,}" in message
     assert_json_error(translate(client, ["你好", too_long], "zh", "en"), 413, "input_too_long")
     assert_json_error(stream(client, too_long, "zh", "en"), 413, "input_too_long")
-    r = client.post("/translate", json={"q": "好" * (MAX_CHARS + 1), "source": "zh",
+    r = client.post("/translate", json={"q": "好" * (MAX_CHARS * 10 + 1), "source": "zh",
                                         "target": "en"})
     assert_json_error(r, 413)
 

@@ -215,14 +215,14 @@ def test_documents_per_owner_deadline_and_expiry(make_translator):
                         clock=lambda: now[0])
     template = TranslationRequest(text="", source_lang="zh", target_lang="en")
     gate, delay = threading.Event(), [0.0]
-    translate_segments = translator.translate_segments
+    translate_texts = translator.translate_texts
 
     def held(*args, **kwargs):  # the work waits (the count is taken before it: at submit)
         gate.wait(10)
         time.sleep(delay[0])
-        return translate_segments(*args, **kwargs)
+        return translate_texts(*args, **kwargs)
 
-    translator.translate_segments = held
+    translator.translate_texts = held
     first = jobs.submit("k", "a.txt", "谢谢。".encode(), template)
     with pytest.raises(RateLimitError):
         jobs.submit("k", "b.txt", "谢谢。".encode(), template)

@@ -19,7 +19,9 @@ from openai import OpenAI
 
 from hunyuan_webui import prompts
 from hunyuan_webui.engine import DecodingOptions
-from hunyuan_webui.web.protocols.openai_messages import ChatMessage, StopText, fold
+from hunyuan_webui.service.operations.chat import fold
+from hunyuan_webui.web.protocols.openai.mapping import StopText
+from hunyuan_webui.web.protocols.openai.schemas import ChatMessage
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
@@ -204,7 +206,9 @@ def test_models(openai_client, app):
     ({"messages": user("hi"), "tools": [{"type": "function", "function": {"name": "f"}}]}, 400),
     ({"messages": [{"role": "user", "content": [
         {"type": "image_url", "image_url": {"url": "http://example.invalid/a.png"}}]}]}, 400),
-    ({"messages": user(prompts.translation_prompt("好" * 2001, "zh", "en"))}, 413),
+    # A translation takes ten times --max-input-chars (in parts), as every protocol's does; plain
+    # generation one --max-input-chars.
+    ({"messages": user(prompts.translation_prompt("好" * 20001, "zh", "en"))}, 413),
     ({"messages": user("x" * 2001)}, 413),
 ])
 def test_errors_come_in_openais_shape(openai_client, kwargs, status):

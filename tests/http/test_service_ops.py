@@ -2,8 +2,8 @@
 
 A long paste used to be cut into parts by the page alone (``/v1/translate`` refused the same
 text), and documents ran in a worker thread the page polled every 250 ms, so no protocol could
-translate a file. Both are service operations now (:class:`LongText`, :class:`FileJob`): these
-tests drive them directly on a fake engine (its "translation" is the text upper-cased), then the
+translate a file. Both are service operations now (the front door's :class:`LongText` texts,
+:class:`FileJob`): these tests drive them directly on a fake engine (its "translation" is the text upper-cased), then the
 same long text through the page's Translate button, the page's ``/translate`` endpoint and
 ``POST /v1/translate`` (JSON and Server-Sent Events), which must agree exactly.
 """
@@ -89,9 +89,10 @@ def test_a_long_text_read_on_the_event_loop_and_left_early_stops():
     left = _translator(TypingEngine(delay=0.005), max_input_chars=100)
 
     async def read(translator: Translator, stop_after: int | None) -> list[Any]:
-        text = await LongText.open(translator, _request(LONG, cache=False))  # fresh each time
+        # fresh each time (no cache)
+        operation = await translator.atranslate_texts([_request(LONG, cache=False)])
         seen = []
-        async for batch in text.updates():
+        async for batch in operation.updates():
             seen.extend(batch)
             if stop_after is not None and len(seen) >= stop_after:
                 break

@@ -216,7 +216,7 @@ def test_the_documents_api_says_a_file_came_back_unchanged(translator):
     """/v1/documents (no language to switch to): the status says how many segments came back as
     they were, and why, beside its other counts."""
     from hunyuan_webui.service.operations.documents import DONE, DocumentJobs
-    from hunyuan_webui.web.protocols.documents import _status
+    from hunyuan_webui.web.protocols.documents.mapping import status as _status
 
     jobs = DocumentJobs(translator, ttl=60)
     doc = jobs.submit("someone", "homework.csv", HOMEWORK, _request("auto", "zh"))

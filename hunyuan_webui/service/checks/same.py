@@ -18,9 +18,9 @@ import functools
 import re
 from collections.abc import Iterable
 
-from hunyuan_webui.detect.scripts import HAN, KANA, KHMER, MYANMAR, THAI, TIBETAN, census
+from hunyuan_webui.detect.scripts import census
+from hunyuan_webui.service.checks.writing import UNSPACED
 
-UNSPACED = frozenset({HAN, KANA, THAI, KHMER, MYANMAR, TIBETAN})  # a "word" is a phrase
 WORD = re.compile(r"\w+", re.UNICODE)
 # Web and e-mail addresses, inline code and placeholders: kept as they are in every language.
 URL = re.compile(r"(?:https?://|ftp://|www\.)[^\s<>\"'`\u3000-\u9fff\uac00-\ud7af\uff01-\uff5e]+",

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
+from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions, Engine, Stream
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.prompts import alternative_prompt
@@ -59,7 +60,6 @@ LOOP_CHECK_CHARS = 8  # look for a loop each time the answer has grown this much
 RETRY_PENALTY = 1.2  # at least this repetition penalty when a loop is retried
 PENALTY_STEP = 0.15
 SHOW_LAG = 24  # characters kept back from a shown answer, so a loop is cut before it shows
-SPACELESS = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "my", "km", "bo"})  # no word breaks
 REWORDED = (LANGUAGE, COPY, HALF, EMPTY)  # retried in the family's other prompt wording
 
 
@@ -134,7 +134,7 @@ class Watch:
             end = len(self.text)
         else:  # longer than expected: keep back SHOW_LAG characters and an unfinished word
             end = max(len(self.text) - self._lag, self._free, self.shown)
-            if self.target not in SPACELESS:
+            if not languages.is_spaceless(self.target):  # else no word breaks to keep to
                 end = self.text.rfind(" ", self.shown, end) + 1 or self.shown
         end = max(end, self.shown)
         out, self.shown = self.text[self.shown:end], end

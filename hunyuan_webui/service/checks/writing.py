@@ -8,48 +8,75 @@ and kana weigh 2, since one of them says about as much as two Latin letters).
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Mapping, Set
+from typing import Any
 
-from hunyuan_webui.detect.scripts import (
-    ARABIC,
-    BENGALI,
-    CYRILLIC,
-    DEVANAGARI,
-    GUJARATI,
-    HAN,
-    HANGUL,
-    HEBREW,
-    KANA,
-    KHMER,
-    LATIN,
-    MONGOLIAN,
-    MYANMAR,
-    TAMIL,
-    TELUGU,
-    THAI,
-    TIBETAN,
-    census,
-)
+from hunyuan_webui import languages
+from hunyuan_webui.detect.scripts import CYRILLIC, LATIN, census
 
-# The scripts an answer in each language is written in (names and numbers aside).
-SCRIPTS: dict[str, frozenset[str]] = {
-    **{code: frozenset({LATIN}) for code in ("en", "fr", "pt", "es", "tr", "it", "de", "vi",
-                                             "ms", "id", "tl", "pl", "cs", "nl")},
-    **{code: frozenset({CYRILLIC}) for code in ("ru", "uk", "kk")},
-    "mn": frozenset({CYRILLIC, MONGOLIAN}),
-    **{code: frozenset({ARABIC}) for code in ("ar", "fa", "ur", "ug")},
-    **{code: frozenset({DEVANAGARI}) for code in ("hi", "mr")},
-    **{code: frozenset({HAN}) for code in ("zh", "zh-Hant", "yue")},
-    "ja": frozenset({KANA, HAN}), "ko": frozenset({HANGUL}), "th": frozenset({THAI}),
-    "km": frozenset({KHMER}), "my": frozenset({MYANMAR}), "bo": frozenset({TIBETAN}),
-    "gu": frozenset({GUJARATI}), "te": frozenset({TELUGU}), "ta": frozenset({TAMIL}),
-    "bn": frozenset({BENGALI}), "he": frozenset({HEBREW}),
-}
-SHARED = frozenset({LATIN, CYRILLIC, ARABIC, DEVANAGARI, HAN})  # several languages write these
+
+@functools.lru_cache(maxsize=16)
+def _of(compute: Callable[[languages.Table], Any], table: languages.Table) -> Any:
+    return compute(table)
+
+
+class _TableSet(Set[str]):
+    """A set read from the language table in use (each language's row), built once per table."""
+
+    def __init__(self, compute: Callable[[languages.Table], frozenset[str]]) -> None:
+        self._compute = compute
+
+    def _now(self) -> frozenset[str]:
+        return _of(self._compute, languages.table())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._now()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    @classmethod
+    def _from_iterable(cls, it: Any) -> frozenset[str]:
+        return frozenset(it)
+
+
+class _TableScripts(Mapping[str, frozenset[str]]):
+    """Each language's scripts, read from its row (Language.scripts) in the table in use."""
+
+    @staticmethod
+    def _compute(table: languages.Table) -> dict[str, frozenset[str]]:
+        return {lang.code: frozenset(lang.scripts) for lang in table.rows}
+
+    def _now(self) -> dict[str, frozenset[str]]:
+        return _of(self._compute, languages.table())
+
+    def __getitem__(self, code: str) -> frozenset[str]:
+        return self._now()[code]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+
+# The scripts an answer in each language is written in (names and numbers aside): its row's.
+SCRIPTS: Mapping[str, frozenset[str]] = _TableScripts()
+# Scripts several languages write (Latin, Cyrillic, Arabic, Devanagari, Han).
+SHARED: Set[str] = _TableSet(
+    lambda t: frozenset(s for s, users in t.script_users.items() if len(users) > 1))
+# Scripts of the languages written without spaces: there a "word" is a phrase.
+UNSPACED: Set[str] = _TableSet(
+    lambda t: frozenset(s for lang in t.rows if lang.spaceless for s in lang.scripts))
+CHINESE: Set[str] = _TableSet(lambda t: t.chinese)
 CASED = frozenset({LATIN, CYRILLIC})  # scripts with capitals: a name can be told from a word
 CHINESE = frozenset({"zh", "zh-Hant", "yue"})
 # Languages the detector cannot reliably tell apart in a sentence: never a mismatch between them.
 CLOSE = (frozenset({"ms", "id"}), frozenset({"hi", "mr"}), frozenset({"ar", "fa", "ur"}),
-         frozenset({"ru", "uk"}), CHINESE)
+         frozenset({"ru", "uk"}), frozenset({"zh", "zh-Hant", "yue"}))
 
 
 def letters(text: str) -> dict[str, int]:

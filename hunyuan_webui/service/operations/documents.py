@@ -36,7 +36,7 @@ from hunyuan_webui.service.operations.filejob import FileJob
 from hunyuan_webui.service.translate.request import TranslationRequest
 
 if TYPE_CHECKING:
-    from hunyuan_webui.service.translate.translator import Translator
+    from hunyuan_webui.service.door.translator import Translator
 
 QUEUED, TRANSLATING, DONE, ERROR, CANCELLED = "queued", "translating", "done", "error", "cancelled"
 DEADLINE_S = 900.0  # one document's longest run

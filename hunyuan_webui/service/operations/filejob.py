@@ -1,11 +1,11 @@
 """A file translated as one operation, with progress, cancel and a result.
 
 :func:`hunyuan_webui.files.translate_file` parses a file, sends all its segments to one
-``translate`` call and rebuilds the same kind of file; :class:`FileJob` gives it the service's
-segment loop (:meth:`Translator.translate_segments
-<hunyuan_webui.service.translate.translator.Translator.translate_segments>`: one source language detected
+``translate`` call and rebuilds the same kind of file; :class:`FileJob` gives it the front door
+(:meth:`Translator.translate_texts
+<hunyuan_webui.service.door.translator.Translator.translate_texts>`: one source language detected
 over the whole file, segments batched a window ahead) and makes it an operation any front end can
-run: :meth:`FileJob.run` blocks (the command line, a worker), :meth:`FileJob.events` is an async
+run, the service's second door: :meth:`FileJob.run` blocks (the command line, a worker), :meth:`FileJob.events` is an async
 iterator of :class:`FileProgress` events for the event loop (the page; a documents API), the last
 one carrying the translated file. Leaving the iteration early, or :meth:`FileJob.cancel`, stops
 the work at the next segment. The file types and the size limit are the service's
@@ -27,7 +27,7 @@ from hunyuan_webui.files.package import give_memory_back
 from hunyuan_webui.service.translate.request import TranslationRequest
 
 if TYPE_CHECKING:
-    from hunyuan_webui.service.translate.translator import Translator
+    from hunyuan_webui.service.door.translator import Translator
 
 FILE_TYPES = frozenset(files.SUPPORTED)  # what every front end accepts: one list
 
@@ -145,8 +145,7 @@ class FileJob:
                 if progress is not None:
                     progress(len(segments), len(segments))
                 return list(segments)
-            return self.translator.translate_segments(segments, request, progress=progress,
-                                                      cancelled=self._stop)
+            return self._segments(segments, request, progress)
 
         result = read.translate(translate, target_for=choose)
         request = plan["request"]
@@ -156,6 +155,29 @@ class FileJob:
             result = replace(result, data=self.data)
         return replace(result, source_lang=source, unchanged=plan["unchanged"],
                        switched_from=asked if asked != result.target_lang else "")
+
+    def _segments(self, segments: list[str], request: TranslationRequest,
+                  progress: Callable[[int, int], None] | None) -> list[str]:
+        """The segments' translations in order, through the front door: a window of segments
+        submitted ahead of the one being read, so that they batch without overflowing the
+        engine's queue; :meth:`cancel` stops it at the next update."""
+        operation = self.translator.translate_texts(
+            [replace(request, text=s) for s in segments],
+            ahead=self.translator.settings.segments_in_flight())
+        out: list[str] = []
+        try:
+            for update in operation:
+                if self._stop.is_set():
+                    raise CancelledError("The translation was stopped.")
+                if update.result is not None:
+                    out.append(update.result.text)
+                    if progress is not None:
+                        progress(len(out), len(segments))
+        finally:
+            operation.cancel()
+        if len(out) < len(segments):
+            raise CancelledError("The translation was stopped.")
+        return out
 
     def plan(self, segments: list[str]) -> TranslationRequest:
         """The request the file's segments are translated with: the source detected once over

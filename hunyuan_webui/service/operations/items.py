@@ -1,4 +1,4 @@
-"""Several short texts a tool sent together (a page's paragraphs, a subtitle's lines, a JSON
+"""Several texts a tool sent together (a page's paragraphs, a subtitle's lines, a JSON
 array's strings), translated in one batch and given back item for item, in order.
 
 What a tool inserted into its texts is copied, never sent to the model: inline tags (``<b>``,
@@ -23,11 +23,11 @@ import regex
 
 from hunyuan_webui import languages
 from hunyuan_webui.engine import DecodingOptions
-from hunyuan_webui.errors import InputError, InputTooLongError
+from hunyuan_webui.errors import InputError
 from hunyuan_webui.models import CONTEXT, TERMINOLOGY, TRANSLATE
 from hunyuan_webui.segment import is_translatable
+from hunyuan_webui.service.door.translator import Translator
 from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
-from hunyuan_webui.service.translate.translator import Translator
 
 KEPT = regex.compile(
     r"<(?P<block>code|pre)\b[^<>]*>.*?</(?P=block)\s*>"  # code is never translated
@@ -163,11 +163,7 @@ def translate_items(translator: Translator, items: Sequence[str], target: str,
                     context: str = "") -> ItemsResult:
     """Translate ``items`` together (their pieces share the engine's batches) into ``target``;
     the glossary and context are used where the loaded model has a prompt for them."""
-    limit = translator.settings.max_input_chars
-    if sum(len(item) for item in items) > limit:
-        raise InputTooLongError(f"The texts are {sum(len(i) for i in items):,} characters long "
-                                f"together; the limit is {limit:,}. Send fewer at a time.")
-    cut = [runs(item) for item in items]
+    cut = [runs(translator.check_length(item)) for item in items]
     sources = item_sources(translator, cut, languages.normalize_source(source))
     return translate_runs(translator, cut, sources, target, options, glossary, context)
 
@@ -185,7 +181,7 @@ def translate_runs(translator: Translator, cut: Sequence[Sequence[Run]], sources
                                    target_lang=target, options=options, mode=mode,
                                    glossary=glossary, context=context)
                 for pieces, src in zip(cut, sources) for r in pieces if r.translate]
-    results = translator.translate_many(requests) if requests else []
+    results = translator.translate_texts(requests).result()
     done = iter(results)
     texts = ["".join(_back(next(done).text, r) if r.translate else r.text for r in pieces)
              for pieces in cut]

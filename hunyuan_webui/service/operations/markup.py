@@ -8,7 +8,7 @@ between tags is unescaped (``&amp;`` -> ``&``) before it is translated and escap
 so the answer has the same tags in the same order and is as well-formed as what was sent. Each
 run of text between two tags is translated on its own (its sentences through the service as
 usual), so a sentence cut by an inline tag is translated in parts; a model with HY-MT1.5's
-formatted prompt translates each text whole first (:mod:`hunyuan_webui.web.protocols.deepl`).
+formatted prompt translates each text whole first (:func:`translate_markup`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,13 @@ from collections.abc import Iterable
 
 import regex
 
+from hunyuan_webui.engine import DecodingOptions
+from hunyuan_webui.models import FORMATTED
 from hunyuan_webui.segment import is_translatable
+from hunyuan_webui.service.door.translator import Translator
+from hunyuan_webui.service.operations import items
 from hunyuan_webui.service.operations.items import Run
+from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
 
 TAG = regex.compile(r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<![^<>]*>"
                     r"|<(?P<close>/)?(?P<name>[A-Za-z_][\w:.-]*)(?P<attrs>[^<>]*?)(?P<empty>/)?>",
@@ -76,3 +81,31 @@ def runs(text: str, html_mode: bool = True, ignore: frozenset[str] = frozenset()
 def tag_sequence(text: str) -> list[str]:
     """The tags of ``text`` in order (to check that a translation kept them all)."""
     return [m.group(0) for m in TAG.finditer(text)]
+
+
+def translate_markup(translator: Translator, texts: list[str], source: str, target: str,
+                     options: DecodingOptions, html_mode: bool,
+                     ignore: frozenset[str] = frozenset(), context: str = ""
+                     ) -> tuple[list[tuple[str, str]], list[TranslationResult]]:
+    """Markup on any model: tags and ignored elements copied, the text between them translated;
+    each text's translation and source language, and the service's results. A model with the
+    formatted prompt translates each text whole first (in context); a text whose tags did not
+    all come back is translated run by run instead."""
+    cut = [runs(translator.check_length(t), html_mode, ignore) for t in texts]
+    sources = items.item_sources(translator, cut, source)
+    out: list[str | None] = [t if not s else None for t, s in zip(texts, sources)]
+    results: list[TranslationResult] = []
+    if translator.spec.supports(FORMATTED) and not ignore:
+        todo = [i for i, o in enumerate(out) if o is None]
+        results = translator.translate_many([TranslationRequest(
+            text=texts[i], source_lang=sources[i], target_lang=target, options=options,
+            mode=FORMATTED) for i in todo])
+        for i, result in zip(todo, results):
+            if tag_sequence(result.text) == tag_sequence(texts[i]):
+                out[i] = result.text
+    todo = [i for i, o in enumerate(out) if o is None]
+    done = items.translate_runs(translator, [cut[i] for i in todo], [sources[i] for i in todo],
+                                target, options, context=context)
+    for i, text in zip(todo, done.texts):
+        out[i] = text
+    return [(o or "", s) for o, s in zip(out, sources)], [*results, *done.results]

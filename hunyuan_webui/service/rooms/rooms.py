@@ -34,6 +34,7 @@ from typing import Any
 from hunyuan_webui import languages
 from hunyuan_webui.errors import AuthError, InputError, InputTooLongError, RateLimitError
 from hunyuan_webui.segment import split_document
+from hunyuan_webui.service.door.translator import Translator
 from hunyuan_webui.service.rooms.bus import Event, MemoryBus
 from hunyuan_webui.service.rooms.controls import Controls
 from hunyuan_webui.service.rooms.errors import (
@@ -49,7 +50,6 @@ from hunyuan_webui.service.rooms.gate import Gate
 from hunyuan_webui.service.rooms.redis_bus import RedisBus
 from hunyuan_webui.service.rooms.translating import Piece, Translations
 from hunyuan_webui.service.translate.request import TranslationRequest
-from hunyuan_webui.service.translate.translator import Translator
 from hunyuan_webui.settings import Settings
 
 PRESENT_S = 45.0  # a student seen this recently is in the room (its stream beats every 15 s)

@@ -33,11 +33,11 @@ from dataclasses import dataclass
 from hunyuan_webui import romanize
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import BusyError, InputError, NotReadyError, TranslatorError
+from hunyuan_webui.service.door.operation import Operation
+from hunyuan_webui.service.door.translator import Translator
 from hunyuan_webui.service.rooms.bus import Event
 from hunyuan_webui.service.rooms.errors import RoomNotFoundError, StoreUnavailableError
-from hunyuan_webui.service.translate.job import Job
 from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
-from hunyuan_webui.service.translate.translator import Translator
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ class Piece:
     sid: int
     text: str
     source: str
-    job: Job | None = None
+    job: Operation | None = None  # one sentence through the service's front door
 
 
 class Translations:
@@ -77,7 +77,7 @@ class Translations:
 
     # -- the engine -------------------------------------------------------------------------------
     def engine_state(self) -> tuple[EngineState, str]:
-        status = self.translator.engine.status()
+        status = self.translator.status()
         return status.state, status.reason
 
     def check_engine(self) -> bool:
@@ -90,9 +90,11 @@ class Translations:
         return state is EngineState.READY
 
     # -- starting ---------------------------------------------------------------------------------
-    def job(self, text: str, source: str, lang: str) -> Job:
-        """A translation's job, checked (input errors raise here) and not started."""
-        return self.translator.start(TranslationRequest(text, lang, source_lang=source))
+    def job(self, text: str, source: str, lang: str) -> Operation:
+        """A translation through the front door, checked (input errors raise here) and not
+        submitted before it is primed or read."""
+        return self.translator.translate_texts(
+            [TranslationRequest(text, lang, source_lang=source)], prime=False)
 
     def launch(self, code: str, work: dict[str, list[Piece]]) -> None:
         """Claim and start ``work`` (language -> pieces) in the background."""

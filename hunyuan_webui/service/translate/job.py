@@ -228,8 +228,8 @@ U = TypeVar("U", covariant=True)
 
 
 class Running(Protocol[U]):
-    """What :func:`batched_updates` reads: a :class:`Job`, or a long text's parts
-    (:class:`~hunyuan_webui.service.operations.longtext.LongText`); each update has a ``result``."""
+    """What :func:`batched_updates` reads: a :class:`Job`, or the front door's texts
+    (:class:`~hunyuan_webui.service.door.operation.Operation`); each update has a ``result``."""
 
     def __iter__(self) -> Iterator[U]: ...
 

@@ -1,9 +1,11 @@
-"""The translation service's front door: everything between a request and the engine.
+"""One request, from validation to a job: everything between a request and the engine.
 
 Data flows one way: request -> validation -> language detection -> segmentation -> phrase cache ->
-engine -> stream. The UI, the HTTP API, the command line and the library all call
-:meth:`Translator.start`, which checks everything that can be checked before any model work and
-returns a :class:`~hunyuan_webui.service.translate.job.Job` to iterate.
+engine -> stream. :meth:`BaseTranslator.start` checks everything that can be checked before any
+model work and returns a :class:`~hunyuan_webui.service.translate.job.Job` to iterate. The front
+ends do not call it: they go through the front door,
+:meth:`Translator.translate_texts <hunyuan_webui.service.door.translator.Translator.translate_texts>`,
+which builds on this class (texts of any length, in parts; many texts batched together).
 
 Each distinct segment is looked up in the cache on its own, and identical segments in flight at
 the same time (in one document or across users) share one engine sequence
@@ -13,17 +15,15 @@ the same time (in one document or across users) share one engine sequence
 from __future__ import annotations
 
 import logging
-import threading
 import unicodedata
-from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Self
 
 from hunyuan_webui import languages, modes, structured
 from hunyuan_webui.cache import PhraseCache
 from hunyuan_webui.detect import Detection, LanguageDetector
-from hunyuan_webui.engine import DecodingOptions, Engine, Stream
+from hunyuan_webui.engine import DecodingOptions, Engine, EngineStatus, Stream
 from hunyuan_webui.errors import (
-    CancelledError,
     InputError,
     InputTooLongError,
     UnsupportedModeError,
@@ -42,7 +42,7 @@ from hunyuan_webui.service.translate.backend import Backend
 from hunyuan_webui.service.translate.inflight import Flights
 from hunyuan_webui.service.translate.job import Job
 from hunyuan_webui.service.translate.paragraphs import Paragraphs
-from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
+from hunyuan_webui.service.translate.request import TranslationRequest
 from hunyuan_webui.service.translate.sentences import Sentences
 from hunyuan_webui.service.translate.strategy import Reader
 from hunyuan_webui.settings import Settings
@@ -56,8 +56,9 @@ NOTHING_TO_TRANSLATE = ("Nothing to translate (only numbers, punctuation, symbol
                         "addresses): returned as it is.")
 
 
-class Translator:
-    """Validates, detects, segments, caches, and streams translations from one engine."""
+class BaseTranslator:
+    """Validates, detects, segments, caches, and streams one request's translation from one
+    engine; what the engine is doing, and how long a text is in its tokens."""
 
     def __init__(self, engine: Engine, spec: ModelSpec, settings: Settings,
                  cache: PhraseCache | None = None, detector: LanguageDetector | None = None,
@@ -75,7 +76,7 @@ class Translator:
                                window=settings.segments_in_flight(), guards=self.guards)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Translator:
+    def from_settings(cls, settings: Settings) -> Self:
         """The engine (shared per process), cache and detector these settings ask for."""
         from hunyuan_webui import models
         from hunyuan_webui.engine import get_engine
@@ -182,49 +183,6 @@ class Translator:
         strategy = kind(self.backend, request, source, document, Reader(self.backend))
         return Job(strategy, detection, notice=notice, passthrough=passthrough)
 
-    def translate(self, request: TranslationRequest) -> TranslationResult:
-        return self.start(request).result()
-
-    def translate_many(self, requests: Sequence[TranslationRequest]) -> list[TranslationResult]:
-        """Several texts at once: all are validated first, then their segments batch together."""
-        jobs = [self.start(r) for r in requests]
-        try:
-            for job in jobs:
-                job.prime()
-            return [job.result() for job in jobs]
-        finally:
-            for job in jobs:
-                if not job.finished:
-                    job.cancel()
-
-    def translate_segments(self, segments: Sequence[str], template: TranslationRequest,
-                           progress: Callable[[int, int], None] | None = None,
-                           cancelled: threading.Event | None = None) -> list[str]:
-        """Translate many short texts (a file's sentences) like ``template``, in order.
-
-        An ``auto`` source is detected once over all of them. Segments are submitted a window
-        ahead of the one being read, so they batch without overflowing the engine's queue.
-        """
-        source, _ = self._source(languages.normalize_source(template.source_lang),
-                                 "\n".join(segments))
-        jobs = [self.start(replace(template, text=seg, source_lang=source)) for seg in segments]
-        window = self.settings.segments_in_flight()
-        out: list[str] = []
-        try:
-            for i, job in enumerate(jobs):
-                for ahead in jobs[i:i + window]:
-                    ahead.prime()
-                if cancelled is not None and cancelled.is_set():
-                    raise CancelledError("The translation was stopped.")
-                out.append(job.result().text)
-                if progress is not None:
-                    progress(i + 1, len(jobs))
-            return out
-        finally:
-            for job in jobs:
-                if not job.finished:
-                    job.cancel()
-
     def generate(self, prompt: str, options: DecodingOptions) -> Stream:
         """Plain generation for a message that is not a translation prompt (the OpenAI-compatible
         route's other requests): the same input limits and the same engine batches, no cache."""
@@ -242,12 +200,24 @@ class Translator:
         limit = self.settings.max_input_tokens
         if most_tokens(text) <= limit:  # short enough that counting cannot refuse it
             return
-        count = self.engine.count_tokens(text)
+        count = self.count_tokens(text)
         if count > limit:
             raise InputTooLongError(f"The text is {count:,} tokens long; the limit is {limit:,}. "
                                     "Split it into smaller parts (or raise --max-input-tokens).")
 
     # -- what the front ends and tests read ---------------------------------------------------------
+    def status(self) -> EngineStatus:
+        """What the engine is doing now: loading, ready, failed (and why), its batch and queue."""
+        return self.engine.status()
+
+    def wait_ready(self, timeout: float | None = None) -> EngineStatus:
+        """Block until the engine is ready or has failed (or ``timeout`` seconds): its status."""
+        return self.engine.wait_ready(timeout)
+
+    def count_tokens(self, text: str) -> int:
+        """How many tokens the loaded model's tokenizer makes of ``text``."""
+        return self.engine.count_tokens(text)
+
     def prompt_for(self, segment: str, source: str, request: TranslationRequest) -> str:
         return self.backend.prompt_for(segment, source, request)
 

@@ -31,24 +31,24 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response, StreamingResponse
 from pydantic import BaseModel, Field
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.service.rooms import Rooms, normalize_code
+from hunyuan_webui.service.rooms import Rooms, edits, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
 from hunyuan_webui.service.rooms.errors import SignInRequiredError
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
-from hunyuan_webui.web.classroom import edit_routes
 from hunyuan_webui.web.classroom import text as page_text
+from hunyuan_webui.web.classroom.edit_routes import Again, Correction
 from hunyuan_webui.web.classroom.stream import events
 from hunyuan_webui.web.guards.access import ui_auth
 
@@ -143,172 +143,228 @@ def _owner(request: Request, login_required: bool) -> str:
     return f"addr:{_address(request)}"
 
 
-def create_router(rooms: Rooms, settings: Settings, speech: Speech | None = None) -> APIRouter:
-    router = APIRouter(tags=["class"], include_in_schema=False)
-    _pages(router, demo=bool(getattr(getattr(rooms.translator, "spec", None), "demo", False)))
-    api = f"{PREFIX}/api"
-    login_required = ui_auth(settings) is not None
-
-    @router.get(f"{api}/languages")
-    def language_list() -> list[dict[str, Any]]:
-        return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
-                 "autonym": lang.autonym, "rtl": lang.rtl, "tag": page_text.tag(lang.code)}
-                for lang in languages.LANGUAGES]
-
-    @router.post(f"{api}/rooms")
-    def create(body: NewRoom, request: Request) -> dict[str, Any]:
-        room = rooms.create(body.lang, body.title, _owner(request, login_required))
-        code, base = room["code"], join_base(request, settings)
-        return {**room, "lang": languages.normalize(body.lang),
-                "join_url": f"{base}{PREFIX}/{code}",
-                "teacher_url": f"{str(request.base_url).rstrip('/')}{PREFIX}/teach/{code}"
-                               f"#key={room['key']}"}
-
-    @router.get(f"{api}/rooms/{{code}}")
-    def info(code: str, request: Request) -> dict[str, Any]:
-        room = rooms.public(code, _address(request))
-        return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
-
-    @router.get(f"{api}/rooms/{{code}}/qr.svg")
-    def qr(code: str, request: Request) -> Response:
-        room = rooms.public(code, _address(request))
-        svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
-        return Response(svg, media_type="image/svg+xml",
-                        headers={"Cache-Control": "private, max-age=3600"})
-
-    @router.post(f"{api}/rooms/{{code}}/join")
-    def join(code: str, body: Join, request: Request) -> dict[str, Any]:
-        student = rooms.join(code, body.lang, body.name, body.student, _address(request))
-        return {"student": student, "code": normalize_code(code),
-                "lang": languages.normalize(body.lang)}
-
-    @router.get(f"{api}/rooms/{{code}}/events")
-    async def stream(code: str, request: Request) -> StreamingResponse:
-        return StreamingResponse(
-            await events(rooms, request, normalize_code(code), _key(request), _address(request)),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-    @router.post(f"{api}/rooms/{{code}}/questions")
-    def ask(code: str, body: Question, request: Request) -> dict[str, Any]:
-        event = rooms.ask(code, body.student, body.text, _address(request))
-        return {"qid": event["qid"], "text": event["text"]}
-
-    _teacher_routes(router, rooms)
-    edit_routes.add_routes(router, rooms, _key, _address)
-    _speech_routes(router, rooms, speech)
-    return router
+def _rooms(request: Request) -> Rooms:
+    return request.app.state.rooms
 
 
-def _speech_routes(router: APIRouter, rooms: Rooms, speech: Speech | None) -> None:
-    """The teacher speaks: a sound file in, its sentences posted to the class like typed ones."""
-    api = f"{PREFIX}/api"
-
-    @router.post(f"{api}/rooms/{{code}}/speech")
-    async def speak(code: str, request: Request) -> dict[str, Any]:
-        """The body is a sound file (WAV at any rate and channel count, OGG, WebM, MP3...); the
-        teacher's key in ``X-Class-Key``. Recognised in the class's language, its sentences are
-        posted exactly as typed ones are; answers ``{"text", "sentences"}``."""
-        key = _key(request)
-        meta = await anyio.to_thread.run_sync(rooms.teacher, code, key)  # before any sound
-        if speech is None:
-            raise ModelLoadError("Speech recognition is not available on this server.")
-        data = await request.body()
-        transcript = await anyio.to_thread.run_sync(speech.transcribe, data, meta["lang"])
-        sentences: list[int] = []
-        if transcript.text:
-            sentences = await anyio.to_thread.run_sync(rooms.post, code, key, transcript.text)
-        return {"text": transcript.text, "sentences": sentences}
+def _settings(request: Request) -> Settings:
+    return request.app.state.settings
 
 
-def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
-    """What only the teacher's secret may do."""
-    api = f"{PREFIX}/api/rooms/{{code}}"
-
-    @router.post(f"{api}/sentences")
-    def post(code: str, body: Post, request: Request) -> dict[str, Any]:
-        return rooms.send(code, _key(request), body.text, _address(request))
-
-    @router.post(f"{api}/questions/{{qid}}/show")
-    def show(code: str, qid: int, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.show(code, _key(request), qid, _address(request))}
-
-    @router.get(f"{api}/stats")
-    def stats(code: str, request: Request) -> dict[str, Any]:
-        meta = rooms.teacher(code, _key(request), _address(request))
-        return {"code": meta["code"], **rooms.stats(meta["code"])}
-
-    @router.get(f"{api}/transcript")
-    def transcript(code: str, request: Request, format: str = "txt") -> Response:
-        meta = rooms.teacher(code, _key(request), _address(request))
-        if format not in room_transcript.FORMATS:
-            raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
-        body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
-                                      meta["title"])
-        name = f"class-{meta['code']}.{format}"
-        return Response(body, media_type=room_transcript.FORMATS[format],
-                        headers={"Content-Disposition": f"attachment; filename={name}"})
-
-    _control_routes(router, rooms, api)
+def _demo(request: Request) -> bool:
+    """Whether the demo model runs (every page says so)."""
+    translator = request.app.state.rooms.translator
+    return bool(getattr(getattr(translator, "spec", None), "demo", False))
 
 
-def _control_routes(router: APIRouter, rooms: Rooms, api: str) -> None:
-    """End, lock, pause, clear, and the students (to remove one): each answers the room's
-    state."""
-    for action, control in (("end", rooms.end), ("clear", rooms.clear),
-                            ("lock", lambda c, k, a: rooms.lock(c, k, True, a)),
-                            ("unlock", lambda c, k, a: rooms.lock(c, k, False, a)),
-                            ("pause", lambda c, k, a: rooms.pause(c, k, True, a)),
-                            ("resume", lambda c, k, a: rooms.pause(c, k, False, a))):
-        router.add_api_route(f"{api}/{action}", _acting(control), methods=["POST"],
-                             name=f"class_{action}")
-
-    @router.get(f"{api}/students")
-    def students(code: str, request: Request) -> list[dict[str, Any]]:
-        return rooms.roster(code, _key(request), _address(request))
-
-    @router.delete(f"{api}/students/{{student}}")
-    def remove(code: str, student: str, request: Request) -> dict[str, Any]:
-        return rooms.remove(code, _key(request), student, _address(request))
+# Handlers are module-level functions: the rooms and the settings come from ``app.state``.
+RoomsDep = Annotated[Rooms, Depends(_rooms)]
+SettingsDep = Annotated[Settings, Depends(_settings)]
+DemoDep = Annotated[bool, Depends(_demo)]
+API = f"{PREFIX}/api"
+ROOM = f"{API}/rooms/{{code}}"
+router = APIRouter(tags=["class"], include_in_schema=False)
 
 
-def _acting(control: Any) -> Any:
-    """A route for one control: the code in the path, the teacher's key in the request."""
-    def act(code: str, request: Request) -> dict[str, Any]:
-        return control(code, _key(request), _address(request))
+def mount(app: FastAPI, rooms: Rooms, settings: Settings, speech: Speech | None = None) -> None:
+    """Serve a class's pages and routes on ``app`` from ``rooms`` (``speech``: the recogniser
+    the teacher speaks to, else ``app.state.speech``'s)."""
+    app.state.rooms, app.state.settings = rooms, settings
+    if speech is not None or not hasattr(app.state, "speech"):
+        app.state.speech = speech
+    app.include_router(router)
 
-    return act
+
+# -- the pages -------------------------------------------------------------------------------------
+@router.get(PREFIX)
+def start(demo: DemoDep) -> HTMLResponse:
+    return HTMLResponse(shell("start", demo=demo))
 
 
-def _pages(router: APIRouter, demo: bool) -> None:
-    @router.get(PREFIX)
-    def start() -> HTMLResponse:
-        return HTMLResponse(shell("start", demo=demo))
+@router.get(f"{PREFIX}/static/i18n/{{name}}")
+def words(name: str) -> Response:
+    """A page's words in one language (``fr.json``): the table a translator corrects."""
+    code = name.removesuffix(".json")
+    if not name.endswith(".json") or code not in page_text.CODES:
+        return PlainTextResponse("Not found", status_code=404)
+    return Response(page_text.raw(code), media_type="application/json; charset=utf-8",
+                    headers={"Cache-Control": "public, max-age=300"})
 
-    @router.get(f"{PREFIX}/static/i18n/{{name}}")
-    def words(name: str) -> Response:
-        """A page's words in one language (``fr.json``): the table a translator corrects."""
-        code = name.removesuffix(".json")
-        if not name.endswith(".json") or code not in page_text.CODES:
-            return PlainTextResponse("Not found", status_code=404)
-        return Response(page_text.raw(code), media_type="application/json; charset=utf-8",
-                        headers={"Cache-Control": "public, max-age=300"})
 
-    @router.get(f"{PREFIX}/static/{{name}}")
-    def asset(name: str) -> Response:
-        if name not in ASSETS:
-            return PlainTextResponse("Not found", status_code=404)
-        body = (STATIC / name).read_text(encoding="utf-8")
-        if name == "class.css":  # the fonts the page lends (Uyghur, Tibetan), as on the page
-            body = fonts.face_css(fonts.installed()).replace(
-                'url("fonts/', 'url("../../fonts/') + "\n" + body
-        return Response(body, media_type=ASSETS[name],
-                        headers={"Cache-Control": "public, max-age=300"})
+@router.get(f"{PREFIX}/static/{{name}}")
+def asset(name: str) -> Response:
+    if name not in ASSETS:
+        return PlainTextResponse("Not found", status_code=404)
+    body = (STATIC / name).read_text(encoding="utf-8")
+    if name == "class.css":  # the fonts the page lends (Uyghur, Tibetan), as on the page
+        body = fonts.face_css(fonts.installed()).replace(
+            'url("fonts/', 'url("../../fonts/') + "\n" + body
+    return Response(body, media_type=ASSETS[name],
+                    headers={"Cache-Control": "public, max-age=300"})
 
-    @router.get(f"{PREFIX}/teach/{{code}}")
-    def teacher(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("teacher", normalize_code(code), demo))
 
-    @router.get(f"{PREFIX}/{{code}}")
-    def student(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("student", normalize_code(code), demo))
+@router.get(f"{PREFIX}/teach/{{code}}")
+def teacher(code: str, demo: DemoDep) -> HTMLResponse:
+    return HTMLResponse(shell("teacher", normalize_code(code), demo))
+
+
+@router.get(f"{PREFIX}/{{code}}")
+def student(code: str, demo: DemoDep) -> HTMLResponse:
+    return HTMLResponse(shell("student", normalize_code(code), demo))
+
+
+# -- what anyone in the room may do ----------------------------------------------------------------
+@router.get(f"{API}/languages")
+def language_list() -> list[dict[str, Any]]:
+    return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
+             "autonym": lang.autonym, "rtl": lang.rtl, "tag": page_text.tag(lang.code)}
+            for lang in languages.LANGUAGES]
+
+
+@router.post(f"{API}/rooms")
+def create(body: NewRoom, request: Request, rooms: RoomsDep,
+           settings: SettingsDep) -> dict[str, Any]:
+    room = rooms.create(body.lang, body.title, _owner(request, ui_auth(settings) is not None))
+    code, base = room["code"], join_base(request, settings)
+    return {**room, "lang": languages.normalize(body.lang),
+            "join_url": f"{base}{PREFIX}/{code}",
+            "teacher_url": f"{str(request.base_url).rstrip('/')}{PREFIX}/teach/{code}"
+                           f"#key={room['key']}"}
+
+
+@router.get(ROOM)
+def info(code: str, request: Request, rooms: RoomsDep, settings: SettingsDep) -> dict[str, Any]:
+    room = rooms.public(code, _address(request))
+    return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
+
+
+@router.get(f"{ROOM}/qr.svg")
+def qr(code: str, request: Request, rooms: RoomsDep, settings: SettingsDep) -> Response:
+    room = rooms.public(code, _address(request))
+    svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
+    return Response(svg, media_type="image/svg+xml",
+                    headers={"Cache-Control": "private, max-age=3600"})
+
+
+@router.post(f"{ROOM}/join")
+def join(code: str, body: Join, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    student = rooms.join(code, body.lang, body.name, body.student, _address(request))
+    return {"student": student, "code": normalize_code(code),
+            "lang": languages.normalize(body.lang)}
+
+
+@router.get(f"{ROOM}/events")
+async def stream(code: str, request: Request, rooms: RoomsDep) -> StreamingResponse:
+    return StreamingResponse(
+        await events(rooms, request, normalize_code(code), _key(request), _address(request)),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post(f"{ROOM}/questions")
+def ask(code: str, body: Question, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    event = rooms.ask(code, body.student, body.text, _address(request))
+    return {"qid": event["qid"], "text": event["text"]}
+
+
+# -- what only the teacher's secret may do ---------------------------------------------------------
+@router.post(f"{ROOM}/sentences")
+def post(code: str, body: Post, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.send(code, _key(request), body.text, _address(request))
+
+
+@router.post(f"{ROOM}/questions/{{qid}}/show")
+def show(code: str, qid: int, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return {"sentences": rooms.show(code, _key(request), qid, _address(request))}
+
+
+@router.get(f"{ROOM}/stats")
+def stats(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    meta = rooms.teacher(code, _key(request), _address(request))
+    return {"code": meta["code"], **rooms.stats(meta["code"])}
+
+
+@router.get(f"{ROOM}/transcript")
+def transcript(code: str, request: Request, rooms: RoomsDep, format: str = "txt") -> Response:
+    meta = rooms.teacher(code, _key(request), _address(request))
+    if format not in room_transcript.FORMATS:
+        raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
+    body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
+                                  meta["title"])
+    name = f"class-{meta['code']}.{format}"
+    return Response(body, media_type=room_transcript.FORMATS[format],
+                    headers={"Content-Disposition": f"attachment; filename={name}"})
+
+
+# The controls: each answers the room's state.
+@router.post(f"{ROOM}/end", name="class_end")
+def end(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.end(code, _key(request), _address(request))
+
+
+@router.post(f"{ROOM}/clear", name="class_clear")
+def clear(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.clear(code, _key(request), _address(request))
+
+
+@router.post(f"{ROOM}/lock", name="class_lock")
+def lock(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.lock(code, _key(request), True, _address(request))
+
+
+@router.post(f"{ROOM}/unlock", name="class_unlock")
+def unlock(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.lock(code, _key(request), False, _address(request))
+
+
+@router.post(f"{ROOM}/pause", name="class_pause")
+def pause(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.pause(code, _key(request), True, _address(request))
+
+
+@router.post(f"{ROOM}/resume", name="class_resume")
+def resume(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.pause(code, _key(request), False, _address(request))
+
+
+@router.get(f"{ROOM}/students")
+def students(code: str, request: Request, rooms: RoomsDep) -> list[dict[str, Any]]:
+    return rooms.roster(code, _key(request), _address(request))
+
+
+@router.delete(f"{ROOM}/students/{{student}}")
+def remove(code: str, student: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return rooms.remove(code, _key(request), student, _address(request))
+
+
+# The teacher's mends (the work is service/rooms/edits.py; phones see ``correction`` events).
+@router.post(f"{ROOM}/sentences/{{sid}}/correct")
+def correct(code: str, sid: int, body: Correction, request: Request,
+            rooms: RoomsDep) -> dict[str, Any]:
+    return {"languages": edits.correct(rooms, code, _key(request), sid, body.text, body.lang,
+                                       _address(request))}
+
+
+@router.post(f"{ROOM}/sentences/{{sid}}/resend")
+def resend(code: str, sid: int, body: Again, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    return {"languages": edits.resend(rooms, code, _key(request), sid, body.lang,
+                                      _address(request))}
+
+
+# -- the teacher speaks ----------------------------------------------------------------------------
+@router.post(f"{ROOM}/speech")
+async def speak(code: str, request: Request, rooms: RoomsDep) -> dict[str, Any]:
+    """The body is a sound file (WAV at any rate and channel count, OGG, WebM, MP3...); the
+    teacher's key in ``X-Class-Key``. Recognised in the class's language, its sentences are
+    posted exactly as typed ones are; answers ``{"text", "sentences"}``."""
+    key = _key(request)
+    meta = await anyio.to_thread.run_sync(rooms.teacher, code, key)  # before any sound
+    speech: Speech | None = getattr(request.app.state, "speech", None)
+    if speech is None:
+        raise ModelLoadError("Speech recognition is not available on this server.")
+    data = await request.body()
+    transcript = await anyio.to_thread.run_sync(speech.transcribe, data, meta["lang"])
+    sentences: list[int] = []
+    if transcript.text:
+        sentences = await anyio.to_thread.run_sync(rooms.post, code, key, transcript.text)
+    return {"text": transcript.text, "sentences": sentences}

@@ -69,7 +69,7 @@ class _EngineCollector:
         self.translator = translator
 
     def collect(self) -> Any:
-        status = self.translator.engine.status()
+        status = self.translator.status()
         yield _gauge("hymt_engine_ready", "1 when the model is loaded and warm",
                      1.0 if status.state == "ready" else 0.0)
         yield _gauge("hymt_queue_length", "Sequences waiting for a batch slot", status.queued)

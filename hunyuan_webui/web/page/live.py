@@ -55,7 +55,7 @@ class LiveRule:
     def default(self) -> bool:
         if len(self.first_token_s) >= MIN_SAMPLES:
             return statistics.median(self.first_token_s) < FIRST_TEXT_S
-        device = (self.translator.engine.status().device or "").lower()
+        device = (self.translator.status().device or "").lower()
         if any(word in device for word in GPU_WORDS):
             return True
         params_b = getattr(self.translator.spec, "params_b", None)

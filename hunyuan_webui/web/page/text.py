@@ -21,8 +21,8 @@ UI_LANGS = ("en", "zh")
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
-        "header": ("# Hunyuan-MT Translator\n38 languages · streaming · batched · cached · "
-                   "[🎓 Start a class](class)"),
+        "header": (f"# Hunyuan-MT Translator\n{len(languages.LANGUAGES)} languages · streaming · "
+                   "batched · cached · [🎓 Start a class](class)"),
         "banner": "ℹ️ Demo model: a few phrases (details)",
         "banner_slow": "ℹ️ Slow model path: translations take a while (details)",
         "banner_other": "ℹ️ About this server (details)",
@@ -80,7 +80,8 @@ LABELS: dict[str, dict[str, str]] = {
         "bilingual_file": "Bilingual file (source | translation)",
     },
     "zh": {
-        "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
+        "header": (f"# 混元翻译\n{len(languages.LANGUAGES)} 种语言 · 流式输出 · 批量解码 · 缓存 · "
+                   "[🎓 开始上课](class)"),
         "banner": "ℹ️ 演示模型：只会少量短语（详情）",
         "banner_slow": "ℹ️ 较慢的运行方式：翻译需要一些时间（详情）",
         "banner_other": "ℹ️ 关于此服务器（详情）",
@@ -146,14 +147,11 @@ def picker_label(lang: str, code: str) -> str:
 def picker_search() -> list[dict[str, object]]:
     """For each picker choice, its labels on both pages and the words that find it (English and
     Chinese names, own name, code, the other names tools use): Gradio's search reads the label."""
-    aliases: dict[str, list[str]] = {}
-    for name, code in languages.NAME_ALIASES.items():
-        aliases.setdefault(code, []).append(name)
     auto = {"labels": [LABELS[lang]["detect"] for lang in UI_LANGS],
             "keys": "\n".join(["auto", "detect language", "自动检测", "检测语言"])}
     return [auto, *({"labels": [picker_label(lang, lg.code) for lang in UI_LANGS],
                      "keys": "\n".join([lg.english, lg.chinese, lg.autonym, lg.code,
-                                        *aliases.get(lg.code, [])])}
+                                        *lg.names])}
                     for lg in languages.LANGUAGES)]
 
 

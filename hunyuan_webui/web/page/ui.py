@@ -5,9 +5,9 @@ in :mod:`ui_text`, its scripts and styles in :mod:`ui_client`. Every model-bound
 ``concurrency_id`` whose limit comes from the settings. The one stable programmatic endpoint is
 ``/translate`` (text, source_lang, target_lang) -> streamed translation string. User errors
 become ``gr.Error`` in the listeners' wrapper (:mod:`ui_errors`), in the visitor's UI language.
-A text longer than one request may be is translated in parts by the service
-(:class:`~hunyuan_webui.service.LongText`), as ``POST /v1/translate`` translates it; a file by its
-file job (:mod:`ui_files`). Listeners read and answer by name (:mod:`ui_form`). Every
+Every text goes through the service's front door
+(:meth:`~hunyuan_webui.service.Translator.translate_texts`: in parts when longer than one request
+may be), as every protocol's does; a file by its file job (:mod:`ui_files`). Listeners read and answer by name (:mod:`ui_form`). Every
 translation counts against the visitor's key or its visitor limits (:mod:`access`).
 """
 
@@ -25,14 +25,12 @@ from hunyuan_webui.engine import DecodingOptions, EngineState
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import (
-    LongText,
+    NOTHING_TO_TRANSLATE,
     PartUpdate,
     TranslationRequest,
     TranslationResult,
     Translator,
 )
-from hunyuan_webui.service.operations.longtext import max_chars
-from hunyuan_webui.service.translate.translator import NOTHING_TO_TRANSLATE
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor
@@ -107,7 +105,7 @@ class TranslatorUI(FileListeners):
     @property
     def page_limit(self) -> int:
         """The longest text the page takes: the service's, as for every protocol."""
-        return max_chars(self.translator)
+        return self.translator.max_chars
 
     # -- translation ------------------------------------------------------------------------------
     async def api_translate(self, text: str, source_lang: str = "auto", target_lang: str = "en",
@@ -226,19 +224,19 @@ class TranslatorUI(FileListeners):
         return say(lang, "segment", done=done + 1, total=total)
 
     async def _run(self, request: TranslationRequest) -> AsyncIterator[PartUpdate]:
-        """The service's long-text operation (one part when the text fits one request), read in
-        batches paced for the page: the last update of each. Async, so Gradio runs it on its
-        event loop instead of one thread-pool hop per token."""
-        text = None
+        """The text through the service's front door (in parts when long), read in batches
+        paced for the page: the last update of each. Async, so Gradio runs it on its event loop
+        instead of one thread-pool hop per token."""
+        operation = None
         self.streaming += 1
         try:
-            text = await LongText.open(self.translator, request)
-            async for updates in text.updates(every=self.redraw_every):
+            operation = await self.translator.atranslate_texts([request])
+            async for updates in operation.updates(every=self.redraw_every):
                 yield updates[-1]
         finally:  # also when Gradio cancels this generator (Stop button, closed tab)
             self.streaming -= 1
-            if text is not None:
-                text.cancel()
+            if operation is not None:
+                operation.cancel()
 
     def redraw_every(self) -> float:
         """Seconds between two redraws of one streaming page, now (the budget above)."""
@@ -270,7 +268,7 @@ class TranslatorUI(FileListeners):
         """The status line, Translate enabled only once the model is ready, and the next poll
         (sooner while the model loads)."""
         lang = ui_lang(visitor)
-        status = self.translator.engine.status()
+        status = self.translator.status()
         # In plain words ("演示模型 · 处理器 · 32 位浮点", not "demo-model · cpu · fp32").
         model = model_words(lang, status.model, self.translator.spec.demo)
         parts = [f"**{html.escape(model)}**", device_words(lang, status.device),

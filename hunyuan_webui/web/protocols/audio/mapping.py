@@ -1,63 +1,17 @@
-"""OpenAI's transcription route, spoken by the recogniser: ``POST /v1/audio/transcriptions``.
-
-A multipart form as OpenAI takes it (``file``, ``model``, ``language``, ``prompt``,
-``response_format``: ``json``, ``text``, ``srt``, ``vtt`` or ``verbose_json``; ``temperature``),
-so that the ``openai`` client's ``audio.transcriptions.create`` works unchanged, and so that
-another of these apps (``--asr-endpoint``) or anything written for OpenAI can use this one's
-recogniser. Under the same keys, per-minute limits and access policy as the other API routes (the
-Gatekeeper applies them: the route is in the API's kind), with the recognised characters charged
-to the key's daily quota. The file is read into memory (never written to disk), bounded by
-``--max-audio-bytes`` (413); what cannot be read as sound is a 415. Errors in OpenAI's shape.
-"""
+"""OpenAI's transcriptions onto the recogniser: OpenAI's language code as ours (or one the
+recogniser knows beyond the translator's), and the transcript as each answer format: OpenAI's
+JSON, plain text, SRT or WebVTT cues, or the verbose JSON with its segments."""
 
 from __future__ import annotations
 
 import contextlib
-from typing import Annotated, Any
+from typing import Any
 
-import anyio
-from fastapi import APIRouter, File, Form, UploadFile
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputError, ModelLoadError, UnknownLanguageError
+from hunyuan_webui.errors import InputError, UnknownLanguageError
 from hunyuan_webui.speech import Speech, Transcript
-from hunyuan_webui.web.deps import CallerDep
-from hunyuan_webui.web.guards.access import AccessControl
-from hunyuan_webui.web.protocols.openai import OpenAIRoute, error_shape
-from hunyuan_webui.web.protocols.protocol import Protocol
-
-ROUTE = "/v1/audio/transcriptions"
-FORMATS = ("json", "text", "srt", "vtt", "verbose_json")
-
-
-def create_router(speech: Speech | None, access: AccessControl) -> APIRouter:
-    router = APIRouter(route_class=OpenAIRoute, tags=["openai"])
-
-    @router.post(ROUTE)
-    async def transcriptions(
-        who: CallerDep,
-        file: Annotated[UploadFile, File(description="The audio: WAV, OGG, WebM, MP3, FLAC...")],
-        model: Annotated[str, Form()] = "whisper-1",
-        language: Annotated[str | None, Form()] = None,
-        prompt: Annotated[str | None, Form()] = None,
-        response_format: Annotated[str, Form()] = "json",
-        temperature: Annotated[float, Form()] = 0.0,
-    ) -> Response:
-        """Speech to text in OpenAI's shape; ``model`` is accepted whatever it names (the one
-        loaded recogniser answers)."""
-        if response_format not in FORMATS:
-            raise InputError(f"response_format must be one of {', '.join(FORMATS)}; got "
-                             f"{response_format!r}.")
-        if speech is None:
-            raise ModelLoadError("Speech recognition is not available on this server.")
-        code = whisper_code(speech, language)
-        data = await file.read()
-        transcript = await anyio.to_thread.run_sync(speech.transcribe, data, code)
-        access.charge(who, len(transcript.text))
-        return answer(transcript, response_format)
-
-    return router
 
 
 def whisper_code(speech: Speech, language: str | None) -> str | None:
@@ -87,8 +41,6 @@ def answer(transcript: Transcript, response_format: str) -> Response:
 
 
 def _json(body: dict[str, Any]) -> Response:
-    from fastapi.responses import JSONResponse
-
     return JSONResponse(body)
 
 
@@ -135,7 +87,3 @@ def _stamp(seconds: float, sep: str) -> str:
     m, ms = divmod(ms, 60_000)
     s, ms = divmod(ms, 1000)
     return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
-
-
-PROTOCOL = Protocol("audio", lambda edge: create_router(edge.speech, edge.access),
-                    error_prefixes=("/v1/audio/",), error_shape=error_shape)

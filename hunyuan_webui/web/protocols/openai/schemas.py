@@ -1,22 +1,23 @@
-"""OpenAI's chat messages: the request schema, the translation request a message asks for (when
-it is one of the model cards' prompts), the folding of a conversation into the one user message
-the model takes, and ``stop`` strings applied to streamed text."""
+"""OpenAI's schemas: the chat and legacy completions requests, the answers' shapes (a completion,
+a streamed chunk) and OpenAI's error shape, ``{"error": {"message", "type", "param", "code"}}``,
+which every error of these routes takes (:data:`OpenAIRoute`)."""
 
 from __future__ import annotations
 
+import json
+import time
+import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Literal
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field
 
-from hunyuan_webui import prompts, tool_prompts
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
-from hunyuan_webui.errors import InputError
-from hunyuan_webui.service import TranslationRequest, Translator
+from hunyuan_webui.errors import InputError, TranslatorError
+from hunyuan_webui.web.responses import ShapedErrorRoute
 
-SYSTEM_ROLES = ("system", "developer")
-ROLE_LABELS = {"user": "User", "assistant": "Assistant", "tool": "Tool", "function": "Tool"}
 # OpenAI's temperature runs from 0 (greedy); ours starts where sampling still means something.
 GREEDY_BELOW = OPTION_BOUNDS["temperature"][0]
 
@@ -147,76 +148,83 @@ def unwrap(prompt: str) -> str:
     return match["body"] if match else prompt
 
 
-def translation_for(body: ChatRequest, translator: Translator,
-                    options: DecodingOptions) -> TranslationRequest | None:
-    """The translation the conversation asks for, or None when it is not a translation prompt
-    (or its text's language cannot be told: then the model answers the prompt itself)."""
-    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
-    if last is None:
-        return None
-    found = prompts.recognize(last.text())
-    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES]
-    if found is None and system:  # the instruction in the system message, the text in the user's
-        found = prompts.recognize("\n\n".join([*system, last.text()]))
-    if found is None or not found.text.strip():
-        return None
-    detected = translator.detect(found.text).code
-    if detected is None:
-        return None
-    return TranslationRequest(text=found.text, target_lang=found.target, source_lang=detected,
-                              options=options, mode="context" if found.context else "translate",
-                              glossary=found.glossary, context=found.context)
-
-
-def tool_request_for(body: ChatRequest) -> tool_prompts.ToolRequest | None:
-    """The translation a tool's own prompt (or Qwen-MT's ``translation_options``) asks for, or
-    None. The system messages count only for a lone user turn (not a conversation)."""
-    last = next((m for m in reversed(body.messages) if m.role == "user"), None)
-    if last is None:
-        return None
-    if body.translation_options:
-        return tool_prompts.from_options(last.text(), body.translation_options)
-    turns = [m for m in body.messages if m.role not in SYSTEM_ROLES]
-    system = [m.text() for m in body.messages if m.role in SYSTEM_ROLES] if len(turns) == 1 else []
-    return tool_prompts.recognize(last.text(), system)
-
-
-def fold(messages: list[ChatMessage]) -> str:
-    """The conversation as the one user message the model takes: system messages first, then a
-    lone user message as it is, or several turns labelled by role."""
-    system = [m.text() for m in messages if m.role in SYSTEM_ROLES]
-    turns = [m for m in messages if m.role not in SYSTEM_ROLES]
-    if len(turns) == 1 and turns[0].role == "user":
-        return "\n\n".join([*system, turns[0].text()])
-    return "\n\n".join([*system, *(f"{ROLE_LABELS[m.role]}: {m.text()}" for m in turns)])
-
-
-class StopText:
-    """Cuts streamed text at the first stop string, holding back a tail that may start one."""
-
-    def __init__(self, stops: list[str]) -> None:
-        self.stops = stops
-        self.held = ""
-        self.stopped = False
-
-    def feed(self, delta: str) -> str:
-        if not self.stops:
-            return delta
-        if self.stopped:
-            return ""
-        text = self.held + delta
-        found = [i for i in (text.find(s) for s in self.stops) if i >= 0]
-        if found:
-            self.stopped, self.held = True, ""
-            return text[:min(found)]
-        keep = next((k for k in range(min(len(text), max(map(len, self.stops)) - 1), 0, -1)
-                     if any(s.startswith(text[-k:]) for s in self.stops)), 0)
-        self.held = text[len(text) - keep:] if keep else ""
-        return text[:len(text) - keep]
-
-    def flush(self) -> str:
-        held, self.held = ("" if self.stopped else self.held), ""
-        return held
+# -- the answer ------------------------------------------------------------------------------------
 
 
 # -- the answer ------------------------------------------------------------------------------------
+class Answer:
+    """The fields every chunk and the whole answer share."""
+
+    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
+        self.id = f"chatcmpl-{uuid.uuid4().hex[:24]}"
+        self.created = int(time.time())
+        self.model = model
+        self.redact = redact  # an error's text, with a local model path named, not located
+
+    def completion(self, text: str, finish: str, usage: dict[str, int],
+                   **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "object": "chat.completion", "created": self.created,
+                "model": self.model, "choices": [{
+                    "index": 0, "message": {"role": "assistant", "content": text},
+                    "logprobs": None, "finish_reason": finish}],
+                "usage": usage, **extra}
+
+    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None,
+              **extra: Any) -> str:
+        choices = [] if delta is None else [{"index": 0, "delta": delta, "logprobs": None,
+                                             "finish_reason": finish}]
+        return data({"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                      "model": self.model, "choices": choices, **extra})
+
+
+class TextAnswer(Answer):
+    """The legacy completions' shape: ``text_completion`` objects with ``choices[].text``."""
+
+    def __init__(self, model: str, redact: Callable[[str], str] = str) -> None:
+        super().__init__(model, redact)
+        self.id = f"cmpl-{uuid.uuid4().hex[:24]}"
+
+    def completion(self, text: str, finish: str, usage: dict[str, int],
+                   **extra: Any) -> dict[str, Any]:
+        return {"id": self.id, "object": "text_completion", "created": self.created,
+                "model": self.model, "choices": [{
+                    "index": 0, "text": text, "logprobs": None, "finish_reason": finish}],
+                "usage": usage, **extra}
+
+    def chunk(self, delta: dict[str, Any] | None, finish: str | None = None,
+              **extra: Any) -> str:
+        choices = [] if delta is None else [{"index": 0, "text": delta.get("content", ""),
+                                             "logprobs": None, "finish_reason": finish}]
+        return data({"id": self.id, "object": "text_completion", "created": self.created,
+                      "model": self.model, "choices": choices, **extra})
+
+
+def data(payload: dict[str, Any] | str) -> str:
+    text = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {text}\n\n"
+
+
+def error_body(status: int, message: str, code: str) -> dict[str, Any]:
+    kind = "invalid_request_error"
+    if status == 401:
+        code = "invalid_api_key"
+    elif status == 429:
+        kind, code = "requests", "rate_limit_exceeded"
+    elif status >= 500:
+        kind = "server_error"
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
+
+
+def error_shape(exc: TranslatorError) -> tuple[int, dict[str, Any]]:
+    """OpenAI's error object, for a refusal made before the route runs (the Gatekeeper)."""
+    return exc.http_status, error_body(exc.http_status, exc.user_message, exc.code)
+
+
+# Every error of these routes in OpenAI's shape, whatever raised it (a dependency, the body's
+# validation or the translator).
+OpenAIRoute = ShapedErrorRoute.shaped("OpenAIRoute", error_shape, validation=True)
+
+
+class ModelNotFoundError(TranslatorError):
+    code = "model_not_found"
+    http_status = 404

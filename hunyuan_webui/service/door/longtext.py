@@ -1,64 +1,73 @@
-"""A text longer than one request may be, translated in parts as one operation.
+"""One text of any accepted length, translated in parts: one text of an operation.
 
 One request is bounded by ``--max-input-chars`` and ``--max-input-tokens``; a text up to
 :data:`MAX_PARTS` times ``--max-input-chars`` is accepted and cut into parts that fit both
-(:mod:`hunyuan_webui.service.operations.parts`), translated one after another (each after the first with the
-source language the first one found) and joined with the separators they had. The page, its
-``/translate`` endpoint and ``POST /v1/translate`` (JSON and Server-Sent Events) all translate
-through :class:`LongText`, so they accept the same lengths and cut the same way. A text within
-one request's limits is one part: one :class:`~hunyuan_webui.service.translate.job.Job`, whose result is
-handed on unchanged.
+(:mod:`hunyuan_webui.service.door.parts`), translated one after another (each after the first
+with the source language the first one found) and joined with the separators they had. Every
+text of an :class:`~hunyuan_webui.service.door.operation.Operation` is a :class:`LongText`, so
+the page and every protocol accept the same lengths and cut the same way. A text within one
+request's limits is one part: one :class:`~hunyuan_webui.service.translate.job.Job`, whose
+result is handed on unchanged.
 
 Iterating a :class:`LongText` yields :class:`PartUpdate` objects whose ``delta`` strings
 concatenate to the final text (after a ``replaced`` update, from its ``text`` on: the answer
 checks took back what was shown), the last one carrying the whole text's
-:class:`~hunyuan_webui.service.translate.request.TranslationResult`; :meth:`LongText.updates` is the same
-for the event loop (one reader thread per operation, :func:`~hunyuan_webui.service.translate.job.batched_updates`).
+:class:`~hunyuan_webui.service.translate.request.TranslationResult`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
-
-import anyio
+from typing import Any
 
 from hunyuan_webui import modes
 from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
-from hunyuan_webui.service.operations.parts import separator, split_parts
-from hunyuan_webui.service.translate.job import Job, batched_updates
+from hunyuan_webui.service.door.parts import separator, split_parts
+from hunyuan_webui.service.translate.job import Job
 from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
-
-if TYPE_CHECKING:
-    from hunyuan_webui.service.translate.translator import Translator
+from hunyuan_webui.service.translate.translator import BaseTranslator
 
 MAX_PARTS = 10  # a text may be this many times --max-input-chars long, translated in parts
 
 
-def max_chars(translator: Translator) -> int:
-    """The longest text the service translates (in parts): the page and the API alike."""
+def max_chars(translator: BaseTranslator) -> int:
+    """The longest text the service translates (in parts): the page and every protocol alike."""
     return translator.settings.max_input_chars * MAX_PARTS
+
+
+def check_length(translator: BaseTranslator, text: object) -> str:
+    """``text``, if the service takes a text that long (in parts); the refusal every front end
+    gives otherwise."""
+    if not isinstance(text, str):
+        raise InputError("The text must be a string.")
+    limit = max_chars(translator)
+    if len(text) > limit:
+        raise InputTooLongError(
+            f"The text is {len(text):,} characters long; the limit is {limit:,} "
+            f"(translated in up to {MAX_PARTS} parts). Split it into smaller texts.")
+    return text
 
 
 @dataclass(frozen=True)
 class PartUpdate:
     delta: str  # the text added since the previous update (separators between parts included)
-    text: str  # the whole translation so far
+    text: str  # the whole translation of this text so far
     part: int  # the part being translated, from 1
     parts: int
     done_segments: int  # of this part
     total_segments: int
-    result: TranslationResult | None = None  # the whole text's, on the last update only
+    result: TranslationResult | None = None  # the whole text's, on its last update only
     replaced: bool = False  # ``text`` replaces everything so far (``delta`` is empty)
     warnings: tuple[dict[str, Any], ...] = ()  # this part's marked segments so far, if replaced
+    item: int = 0  # which text of the operation, from 0
 
 
 class LongText:
     """A text of any accepted length, as parts: iterate for updates, ``cancel()`` to stop."""
 
-    def __init__(self, translator: Translator, requests: list[TranslationRequest]) -> None:
+    def __init__(self, translator: BaseTranslator, requests: list[TranslationRequest]) -> None:
         self.translator = translator
         self.requests = requests  # one per part, validated
         self.parts = len(requests)
@@ -66,29 +75,18 @@ class LongText:
         self._job: Job | None = None
         self._cancelled = False
         self._hold = False
+        self.finished = False  # its last update (with the result) has been given
 
     @classmethod
-    def plan(cls, translator: Translator, request: TranslationRequest) -> LongText:
+    def plan(cls, translator: BaseTranslator, request: TranslationRequest) -> LongText:
         """Check the length and cut the text into parts, each validated; raise user errors now."""
-        text = request.text
-        if not isinstance(text, str):
-            raise InputError("The text must be a string.")
-        limit = max_chars(translator)
-        if len(text) > limit:
-            raise InputTooLongError(
-                f"The text is {len(text):,} characters long; the limit is {limit:,} "
-                f"(translated in up to {MAX_PARTS} parts). Split it into smaller texts.")
+        text = check_length(translator, request.text)
         settings = translator.settings
         parts = split_parts(text, settings.max_input_chars, settings.max_input_tokens,
-                            translator.engine.count_tokens) or [""]
+                            translator.count_tokens) or [""]
         if len(parts) == 1:  # one request: the service's own checks, exactly as for one job
             return cls(translator, [request])
         return cls(translator, [translator.validate(replace(request, text=p)) for p in parts])
-
-    @classmethod
-    async def open(cls, translator: Translator, request: TranslationRequest) -> LongText:
-        """:meth:`plan` and :meth:`start` off the event loop (token counting, cache I/O)."""
-        return await anyio.to_thread.run_sync(lambda: cls.plan(translator, request).start())
 
     def start(self) -> LongText:
         """Start the first part now, so that its errors (an undetectable language) come before
@@ -114,6 +112,11 @@ class LongText:
             if job is not None:
                 job.cancel()
 
+    def prime(self) -> None:
+        """Submit the first part's first segments now, without reading (see :meth:`Job.prime`)."""
+        if self._first is not None and not self._cancelled:
+            self._first.prime()
+
     def __iter__(self) -> Iterator[PartUpdate]:
         started = time.perf_counter()
         done, results = "", []
@@ -138,6 +141,7 @@ class LongText:
                 yield PartUpdate(gap, done, number, self.parts, job.total_segments,
                                  job.total_segments)
         result = combine(results, done, started, self.requests[0].glossary)
+        self.finished = True
         yield PartUpdate(gap, done, self.parts, self.parts, results[-1].segments,
                          results[-1].segments, result)
 
@@ -146,12 +150,6 @@ class LongText:
             if update.result is not None:
                 return update.result
         raise CancelledError("The translation was stopped.")
-
-    async def updates(self, every: float = 0.0) -> AsyncIterator[list[PartUpdate]]:
-        """The updates in batches on the event loop; the operation is cancelled if the reader
-        goes away."""
-        async for batch in batched_updates(self, every=every):
-            yield batch
 
     def _next(self, number: int, request: TranslationRequest,
               results: list[TranslationResult]) -> Job | None:

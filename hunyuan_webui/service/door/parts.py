@@ -4,7 +4,7 @@ The server's limits (``--max-input-chars``, ``--max-input-tokens``) bound one re
 who pastes a long article should get it translated, not a limit to work around.
 :func:`split_parts` cuts the text into parts within both limits that concatenate back to it, and
 :func:`separator` says what joins one part's translation to the next. The operation that
-translates the parts one after another is :mod:`hunyuan_webui.service.operations.longtext`.
+translates the parts one after another is :mod:`hunyuan_webui.service.door.longtext`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The JSON API's request bodies and the LibreTranslate parameters, as typed schemas.
+"""The JSON API's schemas: its request bodies, typed, and its error shape.
 
 The decoding defaults and bounds come from :class:`~hunyuan_webui.engine.DecodingOptions`; what the
 schema cannot say (unknown option names, a bad combination) is left to it, whose errors list the
-valid values.
+valid values. Errors are the app's own shape, ``{"error": {"code", "message", "request_id"}}``
+(:mod:`hunyuan_webui.web.responses` writes it for every route without a shape of its own).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from hunyuan_webui.engine import OPTION_BOUNDS
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import MAX_ALTERNATIVES, MAX_STYLE_CHARS, MODE_HELP, MODES
 from hunyuan_webui.structured import FORMATS
-
-MAX_LIST_ITEMS = 128
 
 
 def _whole(value: Any) -> Any:
@@ -108,24 +107,3 @@ class DetectBody(BaseModel):
 
 class ErrorBody(BaseModel):
     error: dict[str, str]
-
-
-# LibreTranslate's parameters, read by hand (forms, JSON or query strings); documented here.
-_LT_TEXT = {"type": "string", "examples": ["Where is the train station?"]}
-LT_TRANSLATE_FIELDS: dict[str, Any] = {
-    "q": {"anyOf": [_LT_TEXT, {"type": "array", "items": {"type": "string"}}]},
-    "source": {"type": "string", "default": "auto", "examples": ["auto", "en"]},
-    "target": {"type": "string", "examples": ["zh"]},
-    "format": {"type": "string", "enum": ["text", "html"]},
-    "api_key": {"type": "string"},
-}
-LT_DETECT_FIELDS: dict[str, Any] = {"q": _LT_TEXT, "api_key": {"type": "string"}}
-
-
-def lt_body(fields: dict[str, Any]) -> dict[str, Any]:
-    required = [name for name in ("q", "target") if name in fields]
-    schema = {"type": "object", "properties": fields, "required": required}
-    form = {**schema, "properties": {k: (_LT_TEXT if k == "q" else v) for k, v in fields.items()}}
-    return {"requestBody": {"required": True, "content": {
-        "application/json": {"schema": schema},
-        "application/x-www-form-urlencoded": {"schema": form}}}}
