@@ -39,6 +39,9 @@ Formats:
   are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
   byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
   (:mod:`hunyuan_webui.files.html`).
+- ``.odt``, ``.odp``, ``.ods``: OpenDocument's paragraphs, per formatting span as for ``.docx``
+  (:mod:`hunyuan_webui.files.odf`); ``.epub``: each chapter through the HTML path, the title and
+  table of contents too (:mod:`hunyuan_webui.files.epub`).
 - ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
   as for ``.docx``; every other member of the package copied byte for byte
   (:mod:`hunyuan_webui.files.office`).
@@ -72,8 +75,11 @@ from hunyuan_webui.files.common import (
     size,
     txt_file,
 )
+from hunyuan_webui.files.epub import epub_file
 from hunyuan_webui.files.html import html_file
 from hunyuan_webui.files.markdown import markdown_file
+from hunyuan_webui.files.odf import KINDS as ODF_KINDS
+from hunyuan_webui.files.odf import odf_file
 from hunyuan_webui.files.office import pptx_file, xlsx_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
@@ -194,6 +200,10 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
         finish = markdown_file(decode(data, ext), batch)
     elif ext in (".html", ".htm"):
         finish = html_file(decode(data, ext), batch)
+    elif ext in ODF_KINDS:
+        finish = odf_file(data, batch, max_bytes, ext)
+    elif ext == ".epub":
+        finish = epub_file(data, batch, max_bytes)
     else:
         finish = txt_file(decode(data, ext), batch)
     return ReadFile(filename, batch, finish)

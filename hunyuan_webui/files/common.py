@@ -16,6 +16,7 @@ TranslateFn = Callable[[list[str]], list[str]]
 SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx", ".xlsx"}
 # One line with its ending (any of \r\n, \r, \n), or a last line without one.
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+SUPPORTED |= {".odt", ".odp", ".ods", ".epub"}  # OpenDocument and EPUB (odf.py, epub.py)
 
 
 # --------------------------------------------------------------------------------------------
