@@ -109,6 +109,25 @@ def make_odf(ext: str, body: str | None = None, *, header: str | None = ODT_HEAD
     return _zip(mimetype or MIME[ext], members)
 
 
+ONE_PHRASE = {  # the one paragraph of the smallest real file of each kind (bombs.base)
+    ".odt": "<text:p>谢谢你的帮助。</text:p>",
+    ".odp": ('<draw:page draw:name="p1"><draw:frame><draw:text-box><text:p>谢谢你的帮助。'
+             "</text:p></draw:text-box></draw:frame></draw:page>"),
+    ".ods": ('<table:table table:name="S"><table:table-row><table:table-cell office:value-type='
+             '"string"><text:p>谢谢你的帮助。</text:p></table:table-cell></table:table-row>'
+             "</table:table>"),
+}
+
+
+def base(ext: str) -> bytes:
+    """The smallest real file of kind ``ext`` (.odt .odp .ods .epub): one demo phrase."""
+    if ext == ".epub":
+        one = ('<?xml version="1.0" encoding="utf-8"?>\n<html xmlns="http://www.w3.org/1999/xhtml">'
+               "<head><title></title></head><body>\n<p>谢谢你的帮助。</p>\n</body>\n</html>\n")
+        return make_epub(chapters={"OEBPS/ch1.xhtml": one}, minimal=True)
+    return make_odf(ext, ONE_PHRASE[ext], header=None)
+
+
 def _zip(mimetype: str, members: dict[str, bytes]) -> bytes:
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w") as package:
@@ -223,11 +242,20 @@ CSS = b"h1 { color: #333; }\n"
 
 
 def make_epub(*, chapters: dict[str, str] | None = None, extra: dict[str, bytes] | None = None,
-              mimetype: str = "application/epub+zip") -> bytes:
-    """A small EPUB 3 (with an EPUB 2 NCX): two chapters, a navigation document, a picture."""
+              mimetype: str = "application/epub+zip", minimal: bool = False) -> bytes:
+    """A small EPUB 3 (with an EPUB 2 NCX): two chapters, a navigation document, a picture;
+    ``minimal``: one chapter and nothing else to translate."""
     files = {"OEBPS/ch1.xhtml": CH1, "OEBPS/ch2.xhtml": CH2, **(chapters or {})}
-    members_ = {"META-INF/container.xml": CONTAINER.encode(), "OEBPS/content.opf": OPF.encode(),
-                "OEBPS/nav.xhtml": NAV.encode(), "OEBPS/toc.ncx": NCX.encode(),
+    opf = OPF
+    if minimal:
+        files.pop("OEBPS/ch2.xhtml")
+        opf = "\n".join(line for line in OPF.splitlines()
+                        if not any(x in line for x in ('"nav"', '"ncx"', '"ch2"')))
+        opf = opf.replace("<dc:title>你好</dc:title>", "").replace('<spine toc="ncx">',
+                                                                   "<spine>")
+    members_ = {"META-INF/container.xml": CONTAINER.encode(), "OEBPS/content.opf": opf.encode(),
+                **({} if minimal else {"OEBPS/nav.xhtml": NAV.encode(),
+                                       "OEBPS/toc.ncx": NCX.encode()}),
                 **{k: v.encode() for k, v in files.items()},
                 "OEBPS/style.css": CSS, "OEBPS/images/dot.png": PNG, **(extra or {})}
     return _zip(mimetype, members_)

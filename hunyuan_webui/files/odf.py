@@ -113,8 +113,10 @@ def _open(data: bytes, ext: str, max_bytes: int) -> list[tuple[zipfile.ZipInfo, 
     with Package(data, ext, Limits.for_upload(max_bytes)) as package:
         declared = package.read("mimetype").strip() if package.info("mimetype") else b""
         if declared != mimetype.encode() or package.info("content.xml") is None:
-            shown = declared.decode("ascii", "replace")[:80] or "no OpenDocument type"
-            raise InputError(f"This {ext} file is not an {name} file (it says {shown!r}).")
+            kind = next((k for k, (m, _) in KINDS.items() if declared == m.encode()), None)
+            said = f"it is {KINDS[kind][1]} inside: name it {kind}" if kind else \
+                "it is a zip without the parts of one"
+            raise InputError(f"This {ext} file is not an {name} file ({said}).")
         macros = [n for n in package.names() if n.startswith(_MACRO_DIRS)]
         if macros:
             raise InputError(f"This {ext} file holds macros ({macros[0][:80]}); documents with "
