@@ -27,7 +27,7 @@ from hunyuan_webui.web.protocols.documents.schemas import UPLOAD_DOC, uploaded
 from hunyuan_webui.web.protocols.protocol import Protocol
 
 
-def _file_response(data: bytes, filename: str) -> Response:
+def file_response(data: bytes, filename: str) -> Response:
     media = mimetypes.guess_type(filename)[0] or "application/octet-stream"
     return Response(data, media_type=media, headers={
         "Content-Disposition": f"attachment; filename*=UTF-8''{quote(filename)}",
@@ -87,7 +87,7 @@ async def deepl_document_result(document_id: str, request: Request, edge: EdgeDe
     """DeepL's document download: the translated file, once done (503 before)."""
     doc = await _deepl_document(request, edge, document_id)
     result = edge.documents.result(doc)
-    return _file_response(result.data, result.filename)
+    return file_response(result.data, result.filename)
 
 
 # -- the JSON API ----------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ async def document_result(document_id: str, request: Request, who: CallerDep,
     """The translated file (503 while it is being translated)."""
     doc = edge.documents.get(document_id, owner=mapping.owner_of(request, who), check_key=False)
     result = edge.documents.result(doc)
-    return _file_response(result.data, result.filename)
+    return file_response(result.data, result.filename)
 
 
 @router.delete("/v1/documents/{document_id}")
