@@ -63,7 +63,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputTooLongError
+from hunyuan_webui.errors import InputError, InputTooLongError
+from hunyuan_webui.files.bilingual import BILINGUAL
 from hunyuan_webui.files.common import (
     SUPPORTED,
     Batch,
@@ -85,8 +86,8 @@ from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
 
-__all__ = ["SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns", "read_file",
-           "translate_file"]
+__all__ = ["BILINGUAL", "SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns",
+           "read_file", "translate_file"]
 
 DEFAULT_MAX_BYTES = 5_000_000
 
@@ -116,6 +117,7 @@ def translate_file(
     csv_columns: Sequence[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     target_for: Callable[[list[str]], str] | None = None,
+    bilingual: bool = False,
 ) -> FileResult:
     """Translate one uploaded file, keeping its format and structure.
 
@@ -127,7 +129,7 @@ def translate_file(
     language may go into another).
     """
     read = read_file(filename, data, lang=lang, target_lang=target_lang,
-                     csv_columns=csv_columns, max_bytes=max_bytes)
+                     csv_columns=csv_columns, max_bytes=max_bytes, bilingual=bilingual)
     try:
         return read.translate(translate, target_for)
     finally:
@@ -173,11 +175,15 @@ def _closed(rendered: list[str]) -> bytes:
 
 def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lang: str = "en",
               csv_columns: Sequence[str] | None = None,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> ReadFile:
+              max_bytes: int = DEFAULT_MAX_BYTES, bilingual: bool = False) -> ReadFile:
     """Read one uploaded file, refusing (with words) an unsupported type, a file over
     ``max_bytes``, a package that unpacks too far (:mod:`~hunyuan_webui.files.package`) and
-    content that is not what its name says; nothing is translated yet."""
+    content that is not what its name says; nothing is translated yet. ``bilingual``: the file
+    comes back with each paragraph followed by its translation (:data:`BILINGUAL` formats)."""
     ext = extension(filename)
+    if bilingual and ext not in BILINGUAL:
+        raise InputError(f"A bilingual copy is made of {', '.join(sorted(BILINGUAL))} files, "
+                         f"not of {ext} files.")
     target = languages.normalize(target_lang)
     if lang is not None and lang.strip().lower() not in ("", languages.AUTO):
         lang = languages.normalize(lang)
@@ -186,6 +192,7 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
     batch = Batch(lang, target=target)
+    batch.bilingual = bilingual
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
     elif ext == ".pptx":
@@ -206,6 +213,9 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
         finish = epub_file(data, batch, max_bytes)
     else:
         finish = txt_file(decode(data, ext), batch)
+    if bilingual:  # lesson.docx -> lesson.bilingual.en.docx
+        stem, dot, ext_ = filename.rpartition(".")
+        filename = f"{stem}.bilingual{dot}{ext_}"
     return ReadFile(filename, batch, finish)
 
 

@@ -28,6 +28,8 @@ class Batch:
                  target: str | None = None) -> None:
         self.lang = lang
         self.target = target  # the language the file goes into: how its sentences are spaced
+        # A bilingual copy for learners: each paragraph followed by its translation (bilingual.py)
+        self.bilingual = False
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0

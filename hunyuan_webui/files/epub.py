@@ -9,7 +9,8 @@ the navigation document), an NCX table of contents (EPUB 2), images, styles and 
 - Each XHTML document is parsed once as XML (well-formed, no declared entities, no scripts), then
   translated as HTML (:mod:`hunyuan_webui.files.html`): only the text between tags is replaced, so
   every tag and attribute (headings, links and their targets, images, ids, classes) comes back
-  byte for byte; its ``lang``/``xml:lang`` become the target language.
+  byte for byte; its ``lang``/``xml:lang`` become the target language (in a bilingual copy, each
+  translated block says its own).
 - The NCX's book title and navigation labels, and the OPF's ``dc:title`` and ``dc:description``
   are translated; the OPF's ``dc:language`` becomes the target language. The spine (the chapters'
   order), the manifest and every other member are copied as they are, ``mimetype`` first and
@@ -71,13 +72,15 @@ def epub_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
     def finish(rendered: list[str]) -> bytes:
         for node, unit in labels:
             node.text = rendered[unit]
-        for node in opf.iter(_DC + "language"):
-            node.text = batch.target or node.text
+        for node in opf.iter(_DC + "language"):  # a bilingual copy keeps its source's
+            node.text = node.text if batch.bilingual else batch.target or node.text
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as package:
             for info, blob in members:
                 if info.filename in finishes:
-                    blob = _relabel(finishes[info.filename](rendered), batch.target)
+                    blob = finishes[info.filename](rendered)
+                    if not batch.bilingual:  # a bilingual chapter's copies say their language
+                        blob = _relabel(blob, batch.target)
                 elif info.filename in trees:
                     blob = etree.tostring(trees[info.filename].getroottree(),
                                           xml_declaration=True, encoding="UTF-8")

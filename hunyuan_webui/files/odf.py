@@ -31,6 +31,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.files.bilingual import copy_before, enclosing
 from hunyuan_webui.files.common import Batch, Finish, binary_kind, spaced_rewrites
 from hunyuan_webui.files.package import Limits, Package, is_zip, parse_xml
 from hunyuan_webui.segment import is_translatable
@@ -60,6 +61,12 @@ _TRANSPARENT = frozenset(_TEXT + name for name in (
 # presentation hold placeholder prompts).
 _SKIP = frozenset({_OFFICE + "annotation", _OFFICE + "scripts", _OFFICE + "event-listeners"})
 _MACRO_DIRS = ("Basic/", "Scripts/")
+_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+# What a bilingual copy's source paragraph leaves to its translation: what may exist once only.
+_ONCE = frozenset({_DRAW + "frame", _DRAW + "a", _TEXT + "note", _OFFICE + "annotation",
+                   _OFFICE + "annotation-end", _TEXT + "bookmark", _TEXT + "bookmark-start",
+                   _TEXT + "bookmark-end", _TEXT + "reference-mark", _TEXT + "reference-mark-start",
+                   _TEXT + "reference-mark-end", _TEXT + "toc-mark", _TEXT + "alphabetical-index-mark"})
 
 
 
@@ -87,6 +94,8 @@ def odf_file(data: bytes, batch: Batch, max_bytes: int, ext: str) -> Finish:
             batch.mark_headings(heading)
 
     def finish(rendered: list[str]) -> bytes:
+        if batch.bilingual:  # each paragraph's source copied before it (files/bilingual.py)
+            copy_before([_paragraph_of(spans) for spans in paragraphs], _ONCE)
         for spans in paragraphs:
             for pieces, new in spaced_rewrites(spans, rendered, batch.target):
                 _write(pieces, new)
@@ -243,6 +252,13 @@ def _drop(node) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(node)
+
+
+def _paragraph_of(spans: list):
+    """The paragraph (``text:p``/``text:h``) a paragraph's spans were read from."""
+    node, where, _ = spans[0][0][0]
+    holder = node if where == "text" else node.getparent()  # a tail's, a space's: its parent's
+    return holder if holder.tag in _PARAGRAPHS else enclosing(holder, _PARAGRAPHS)
 
 
 def _first_rows(root) -> list[str]:

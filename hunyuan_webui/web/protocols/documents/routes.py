@@ -96,14 +96,17 @@ router = APIRouter(tags=["documents"])
 
 @router.post("/v1/documents", status_code=202, openapi_extra=UPLOAD_DOC)
 async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JSONResponse:
-    """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
-    ``GET /v1/documents/{id}``, then fetch ``/result``."""
+    """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .html .txt .md .srt .csv``) to
+    translate in the background; poll ``GET /v1/documents/{id}``, then fetch ``/result``.
+    ``bilingual=true``: each paragraph followed by its translation (Word, OpenDocument, HTML,
+    EPUB)."""
     fields, upload = await upload_form(request)
     filename, data = await anyio.to_thread.run_sync(uploaded, upload)
     source, target = mapping.v1_languages(fields)
     doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
                                mapping.template(edge.translator, source, target),
-                               admit=mapping.admit(edge.access.charge, who))
+                               admit=mapping.admit(edge.access.charge, who),
+                               bilingual=mapping.v1_bilingual(fields))
     return JSONResponse(mapping.status(doc, edge.documents), status_code=202)
 
 

@@ -17,7 +17,10 @@ UPLOAD_DOC = {"requestBody": {"required": True, "content": {"multipart/form-data
     "type": "object", "required": ["file", "target_lang"], "properties": {
         "file": {"type": "string", "format": "binary"},
         "target_lang": {"type": "string", "examples": ["EN-US", "ZH-HANS"]},
-        "source_lang": {"type": "string", "examples": ["ZH"]}}}}}}}
+        "source_lang": {"type": "string", "examples": ["ZH"]},
+        "bilingual": {"type": "boolean", "default": False,
+                      "description": "/v1/documents: each paragraph followed by its "
+                                     "translation (.docx .odt .odp .ods .html .epub)."}}}}}}}
 
 
 def uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
