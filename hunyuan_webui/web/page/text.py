@@ -48,7 +48,7 @@ LABELS: dict[str, dict[str, str]] = {
         "document_out": "Translated file",
         "csv_columns": "CSV columns to translate", "translate_document": "Translate file",
         "bilingual_doc": "Bilingual copy: each paragraph followed by its translation "
-                         "(Word, OpenDocument, HTML, EPUB)",
+                         "(.docx .odt .odp .ods .html .epub)",
         "modes": "Modes & glossary", "mode": "Mode", "context": "Context",
         "context_info": "Surrounding text (previous paragraph, product description); not translated.",
         "glossary": "Glossary (terms to keep)", "glossary_csv": "…or a CSV of term pairs",
@@ -106,7 +106,7 @@ LABELS: dict[str, dict[str, str]] = {
         "document": "文件（.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html）",
         "document_out": "译文文件",
         "csv_columns": "要翻译的 CSV 列", "translate_document": "翻译文件",
-        "bilingual_doc": "双语对照：每段原文后接译文（Word、OpenDocument、HTML、EPUB）",
+        "bilingual_doc": "双语对照：每段原文后接译文（.docx .odt .odp .ods .html .epub）",
         "modes": "模式与术语表", "mode": "模式", "context": "上下文",
         "context_info": "相关文本（上一段、产品说明），不会被翻译。",
         "glossary": "术语表", "glossary_csv": "…或上传术语对 CSV",
