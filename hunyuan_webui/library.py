@@ -27,6 +27,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from hunyuan_webui import languages as language_table
 from hunyuan_webui import service
 from hunyuan_webui.choice import AUTO as AUTO_MODEL
 from hunyuan_webui.choice import with_demo
@@ -34,7 +35,7 @@ from hunyuan_webui.core import kinds
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.languages import AUTO, LANGUAGES, Language, normalize
+from hunyuan_webui.languages import AUTO, Language, normalize
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import Operation, TranslationRequest, TranslationResult
@@ -134,8 +135,11 @@ class Translator:
         return result
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
-        """The translation as it is generated; the pieces join to exactly ``translate``'s text."""
-        for update in self.job(text, to, source, **options):
+        """The translation as it is generated; the pieces join to exactly ``translate``'s text.
+        A piece is never taken back: with the answer checks on, each sentence comes once it is
+        judged whole (``job()`` streams as the model writes, its updates ``replaced`` when the
+        checks take text back)."""
+        for update in self.job(text, to, source, **options).hold():
             if update.delta:
                 yield update.delta
 
@@ -151,7 +155,8 @@ class Translator:
 
     @property
     def languages(self) -> tuple[Language, ...]:
-        return LANGUAGES
+        """The language table's rows (the one in use)."""
+        return language_table.LANGUAGES
 
     @property
     def model(self) -> str:

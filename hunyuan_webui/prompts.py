@@ -46,8 +46,8 @@ PLACEHOLDERS = frozenset({"target_language", "source_language", "source_text", "
 _PLACEHOLDER = re.compile(r"(?<![{$])\{([a-z_]+)\}(?!\})")
 # When the Chinese template is used, by the value of a family's `chinese_when`.
 CHINESE_RULES: dict[str, Callable[[str, str], bool]] = {
-    "source_or_target": lambda s, t: s in languages.CHINESE_CODES or t in languages.CHINESE_CODES,
-    "source": lambda s, t: s in languages.CHINESE_CODES,
+    "source_or_target": lambda s, t: languages.is_chinese(s) or languages.is_chinese(t),
+    "source": lambda s, t: languages.is_chinese(s),
 }
 CHIMERA_MAX_CANDIDATES = 6
 
@@ -261,7 +261,7 @@ _RECOGNIZED = tuple(_template_pattern(t) for t in (CONTEXT_TEMPLATE, *_TRANSLATE
 
 def recognize(message: str) -> RecognizedPrompt | None:
     """The translation a user message asks for, if it is one of the model cards' translation
-    prompts (any family, either wording, any of the 38 target languages; terminology and context
+    prompts (any family, either wording, any target language of the table; terminology and context
     prompts included); None for anything else. The source language is never in these prompts."""
     glossary: tuple[tuple[str, str], ...] = ()
     head = _GLOSSARY.fullmatch(message)

@@ -7,7 +7,9 @@ scripts where a well-kept library gives a faithful reading.
   Ukrainian, Kazakh, Mongolian) and for Uyghur, whose Arabic script writes every vowel: letter
   for letter, the reading is the word.
 
-Other scripts of the 38 return ``None``, because no reading is better than a misleading one:
+Which reading a language gets is its row's (:attr:`Language.romanization
+<hunyuan_webui.languages.Language.romanization>`). The others return ``None``, because no reading
+is better than a misleading one:
 Arabic, Persian, Urdu and Hebrew leave short vowels unwritten (a letter-for-letter reading drops
 them), Japanese kanji would come out as Chinese pinyin (the romaji libraries are GPL or need a
 ~250 MB dictionary), Hangul and the Indic scripts need pronunciation rules a table does not
@@ -19,23 +21,29 @@ from __future__ import annotations
 
 import re
 
+from hunyuan_webui import languages
+
 _BEFORE_PUNCTUATION = re.compile(r"\s+([，。！？、；：,.!?;:)）」』])")
 
-PINYIN = frozenset({"zh", "zh-Hant"})
-LETTER_FOR_LETTER = frozenset({"ru", "uk", "kk", "mn", "ug"})
-ROMANIZED = PINYIN | LETTER_FOR_LETTER
+
+def reading(code: str) -> str:
+    """The romanisation ``code`` gets: :data:`~hunyuan_webui.languages.PINYIN`,
+    :data:`~hunyuan_webui.languages.LETTERS`, or "" (none)."""
+    row = languages.table().by_code.get(code)
+    return row.romanization if row is not None else ""
 
 
 def supports(code: str) -> bool:
-    return code in ROMANIZED
+    return bool(reading(code))
 
 
 def romanize(text: str, code: str) -> str | None:
-    if code in LETTER_FOR_LETTER:
+    kind = reading(code)
+    if kind == languages.LETTERS:
         from anyascii import anyascii
 
         return anyascii(text)
-    if code not in PINYIN:
+    if kind != languages.PINYIN:
         return None
     from pypinyin import Style, lazy_pinyin
 

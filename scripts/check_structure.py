@@ -27,11 +27,12 @@ MAX_MODULE_LINES = 400
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("leaves", {"errors", "urls"}),
-    ("plain values", {"core", "languages", "structured", "romanize", "model_size"}),
-    ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
+    ("plain values", {"core", "languages", "structured", "model_size"}),
+    ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts",
+                    "romanize"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
     ("demo models, modes", {"demo", "modes"}),
-    ("service, launch choice", {"service", "choice", "demo_model", "speech_choice"}),
+    ("service, launch choice", {"service", "choice", "demo_model", "speech_choice", "cli_help"}),
     ("edges", {"web", "library", "llama_cpp_setup"}),
     ("the app", {"app", "__init__"}),
     ("command line", {"__main__"}),

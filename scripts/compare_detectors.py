@@ -76,10 +76,10 @@ def make_ours_with_lingua(high: bool) -> Detect:
     """Our pipeline with lingua instead of py3langid for the shared scripts (the road not taken)."""
     from lingua import Language, LanguageDetectorBuilder
 
-    from hunyuan_webui.detect import LANGID_CODES, LanguageDetector
+    from hunyuan_webui.detect import LanguageDetector, langid_codes
 
     known = {lang.iso_code_639_1.name.lower(): lang for lang in Language.all()}
-    builder = LanguageDetectorBuilder.from_languages(*(known[c] for c in LANGID_CODES))
+    builder = LanguageDetectorBuilder.from_languages(*(known[c] for c in langid_codes()))
     builder = builder.with_preloaded_language_models()
     if not high:
         builder = builder.with_low_accuracy_mode()

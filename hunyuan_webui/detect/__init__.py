@@ -1,7 +1,7 @@
 """Source-language detection for the "auto" source option.
 
 The model does no language detection, so the app must, and it may only ever answer one of the
-38 codes of :mod:`hunyuan_webui.languages` (or ``None`` when nothing fits).
+codes of the language table, :mod:`hunyuan_webui.languages` (or ``None`` when nothing fits).
 
 How it works, in three steps:
 
@@ -40,9 +40,9 @@ from hunyuan_webui.detect.detector import (
     default_detector,
     detect,
 )
-from hunyuan_webui.detect.scripts import JUNK_RATIO, LANGID_CODES
+from hunyuan_webui.detect.scripts import JUNK_RATIO, langid_codes
 
 __all__ = ["Detection", "LanguageDetector", "DEFAULT_THRESHOLD", "MIN_RELIABLE_LETTERS",
            "NOTHING", "default_detector", "detect", "ALEF_MAKSURA", "CYRILLIC_FOREIGN",
            "FOREIGN_LETTER_SHARE", "JUNK_RATIO", "KAZAKH_LETTERS", "KAZAKH_LETTER_SHARE",
-           "LANGID_CODES", "MAX_CHARS", "UYGHUR_LETTERS", "UYGHUR_MIN_SHARE", "YEH_HAMZA"]
+           "langid_codes", "MAX_CHARS", "UYGHUR_LETTERS", "UYGHUR_MIN_SHARE", "YEH_HAMZA"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from hunyuan_webui import languages
 from hunyuan_webui.detect.alphabets import cyrillic_alphabets, looks_uyghur
 from hunyuan_webui.detect.chinese import ChineseVariants
 from hunyuan_webui.detect.scripts import (
@@ -19,15 +20,14 @@ from hunyuan_webui.detect.scripts import (
     CYRILLIC,
     HAN,
     KANA,
-    LANGID_GROUPS,
-    OTHER,
-    SCRIPT_ONLY,
     blank_addresses,
     census,
+    known,
+    langid_groups,
     looks_japanese,
+    script_only,
 )
 from hunyuan_webui.detect.statistical import RestrictedLangid
-from hunyuan_webui.languages import CODES
 
 #: Below this confidence a detection is not ``reliable`` (the UI should ask the user to pick).
 DEFAULT_THRESHOLD = 0.5
@@ -38,15 +38,14 @@ MIN_RELIABLE_LETTERS = {"script": 1, "chinese": 4, "statistics": 10}
 #: Only this many leading characters are examined: enough for any language, and bounded time.
 MAX_CHARS = 2000
 
-_VALID = frozenset(CODES)
-
 
 @dataclass(frozen=True)
 class Detection:
     """What :meth:`LanguageDetector.detect` found."""
 
     code: str | None
-    """One of :data:`hunyuan_webui.languages.CODES`, or ``None`` if nothing fits."""
+    """A code of the language table (:mod:`hunyuan_webui.languages`), or ``None`` if nothing
+    fits."""
     confidence: float
     """0..1."""
     reliable: bool
@@ -61,7 +60,8 @@ NOTHING = Detection(None, 0.0, False, ())
 
 
 class LanguageDetector:
-    """Detects which of the 38 languages a text is in. Build once, share freely.
+    """Detects which language of the table a text is in. Build once, share freely (a detector
+    reads the table in use when it first detects).
 
     ``threshold`` is the confidence at or above which a detection is ``reliable``.
     """
@@ -108,15 +108,16 @@ class LanguageDetector:
         dominant = max(weights, key=weights.__getitem__)
         letters = weights[dominant]
         share = letters / total
-        if dominant == OTHER:
+        if not known(dominant):  # Other, or a script no language of the table uses
             return NOTHING
 
         self.warm_up()
         if dominant == KANA and not looks_japanese(text):
             dominant = HAN
         ranked, decisive, needed = self._rank(text, dominant, scripts)
+        valid = languages.table().by_code
         candidates = tuple((code, round(p * share, 4)) for code, p in ranked
-                           if p > 0 and code in _VALID)[:3]
+                           if p > 0 and code in valid)[:3]
         if not candidates:
             return NOTHING
         code, confidence = candidates[0]
@@ -128,18 +129,19 @@ class LanguageDetector:
         """Ranked codes for text whose dominant script is ``dominant``, whether anything told
         them apart, and the letters a reliable answer needs."""
         assert self._langid is not None and self._chinese is not None  # warmed up
-        if dominant in SCRIPT_ONLY:
-            return [(SCRIPT_ONLY[dominant], 1.0)], True, MIN_RELIABLE_LETTERS["script"]
+        only = script_only()
+        if dominant in only:
+            return [(only[dominant], 1.0)], True, MIN_RELIABLE_LETTERS["script"]
         if dominant == HAN:
             # Only characters both systems share ("你好"): Chinese for sure, which one a guess.
             ranked, decisive = self._chinese.rank(text)
             return ranked, decisive, MIN_RELIABLE_LETTERS["chinese"]
-        only = "".join(ch if s is None or s == dominant else " " for ch, s in zip(text, scripts))
-        if dominant == ARABIC and looks_uyghur(only):
+        alone = "".join(ch if s is None or s == dominant else " " for ch, s in zip(text, scripts))
+        if dominant == ARABIC and looks_uyghur(alone):
             return [("ug", 1.0)], True, MIN_RELIABLE_LETTERS["script"]
-        ranked = self._langid.rank(only, LANGID_GROUPS[dominant])
+        ranked = self._langid.rank(alone, langid_groups().get(dominant, ()))
         if dominant == CYRILLIC:
-            ranked = cyrillic_alphabets(only, ranked)
+            ranked = cyrillic_alphabets(alone, ranked)
         return ranked, True, MIN_RELIABLE_LETTERS["statistics"]
 
 

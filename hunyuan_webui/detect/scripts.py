@@ -6,32 +6,54 @@ emoji, punctuation) or with many control / unassigned / private-use / replacemen
 (binary junk decoded as text) has nothing to detect. Han and kana count double, because one of them
 carries about as much as two Latin letters, so "我用iPhone拍照" is Chinese, not English.
 
-**Scripts that settle it alone**: Hangul -> ko, Thai -> th, Khmer -> km, Myanmar -> my, Tibetan ->
-bo, Gujarati -> gu, Telugu -> te, Tamil -> ta, Bengali -> bn, Hebrew -> he, traditional Mongolian
-script -> mn, and kana -> ja (:data:`SCRIPT_ONLY`). Scripts none of the 38 use (Greek,
-Georgian...) are :data:`OTHER`. The scripts several of our languages share are
-:data:`LANGID_GROUPS`, left to the later steps.
+**Scripts that settle it alone**: a script only one language of the table is written in
+(:attr:`Language.scripts <hunyuan_webui.languages.Language.scripts>`) names it: Hangul -> ko, Thai
+-> th, Khmer -> km, Myanmar -> my, Tibetan -> bo, Gujarati -> gu, Telugu -> te, Tamil -> ta,
+Bengali -> bn, Hebrew -> he, traditional Mongolian script -> mn, and kana -> ja
+(:func:`script_only`). A script no language of the table uses (Greek, Georgian...) detects
+nothing. The scripts several languages share are :func:`langid_groups`, left to the later steps
+(py3langid among them; Han to :mod:`.chinese`; Uyghur has a rule of its own, :mod:`.alphabets`).
+A language of a script no row used before needs that script's code points in :data:`RANGES`.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 
-LATIN, CYRILLIC, ARABIC, DEVANAGARI = "Latin", "Cyrillic", "Arabic", "Devanagari"
-HAN, KANA, HANGUL = "Han", "Kana", "Hangul"
-THAI, KHMER, MYANMAR, TIBETAN = "Thai", "Khmer", "Myanmar", "Tibetan"
-GUJARATI, TELUGU, TAMIL, BENGALI = "Gujarati", "Telugu", "Tamil", "Bengali"
-HEBREW, MONGOLIAN = "Hebrew", "Mongolian"
+from hunyuan_webui import languages
+from hunyuan_webui.languages import (
+    ARABIC,
+    BENGALI,
+    CYRILLIC,
+    DEVANAGARI,
+    GREEK,
+    GUJARATI,
+    HAN,
+    HANGUL,
+    HEBREW,
+    KANA,
+    KHMER,
+    LATIN,
+    MONGOLIAN,
+    MYANMAR,
+    TAMIL,
+    TELUGU,
+    THAI,
+    TIBETAN,
+)
+
 OTHER = "Other"
 
 #: Share of junk characters (controls, unassigned, private use, U+FFFD) that makes text junk.
 JUNK_RATIO = 0.1
 
 # (first, last, script), sorted; a letter outside every range is OTHER.
-_RANGES: tuple[tuple[int, int, str], ...] = (
+RANGES: tuple[tuple[int, int, str], ...] = (
     (0x0041, 0x024F, LATIN), (0x0250, 0x02AF, LATIN),
+    (0x0370, 0x03FF, GREEK),
     (0x0400, 0x052F, CYRILLIC),
     (0x0590, 0x05FF, HEBREW),
     (0x0600, 0x06FF, ARABIC), (0x0750, 0x077F, ARABIC), (0x08A0, 0x08FF, ARABIC),
@@ -49,6 +71,7 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
     (0x19E0, 0x19FF, KHMER),
     (0x1C80, 0x1C8F, CYRILLIC),
     (0x1E00, 0x1EFF, LATIN),
+    (0x1F00, 0x1FFF, GREEK),
     (0x2C60, 0x2C7F, LATIN),
     (0x2DE0, 0x2DFF, CYRILLIC),
     (0x3005, 0x3005, KANA),  # 々, the Japanese iteration mark
@@ -73,26 +96,48 @@ _RANGES: tuple[tuple[int, int, str], ...] = (
     (0xFFA0, 0xFFDC, HANGUL),
     (0x20000, 0x3134F, HAN),
 )
-_STARTS = tuple(r[0] for r in _RANGES)
+_STARTS = tuple(r[0] for r in RANGES)
 
 # Han and kana carry more per character than alphabetic letters.
 _WEIGHT = {HAN: 2, KANA: 2}
 
-#: Scripts that only one of our languages uses.
-SCRIPT_ONLY = {
-    HANGUL: "ko", THAI: "th", KHMER: "km", MYANMAR: "my", TIBETAN: "bo", GUJARATI: "gu",
-    TELUGU: "te", TAMIL: "ta", BENGALI: "bn", HEBREW: "he", MONGOLIAN: "mn", KANA: "ja",
-}
+#: Languages told apart within their script by a rule of their own, not by py3langid
+#: (:func:`hunyuan_webui.detect.alphabets.looks_uyghur`).
+RULED = frozenset({"ug"})
 
-#: Scripts several of our languages share, and which of them py3langid chooses among.
-LANGID_GROUPS: dict[str, tuple[str, ...]] = {
-    LATIN: ("en", "fr", "pt", "es", "tr", "it", "de", "vi", "ms", "id", "tl", "pl", "cs", "nl"),
-    CYRILLIC: ("ru", "uk", "kk", "mn"),
-    ARABIC: ("ar", "fa", "ur"),
-    DEVANAGARI: ("hi", "mr"),
-}
-#: Every code py3langid is restricted to (23 languages; its codes are ours for all of them).
-LANGID_CODES: tuple[str, ...] = tuple(c for group in LANGID_GROUPS.values() for c in group)
+
+def script_only() -> dict[str, str]:
+    """Scripts that only one language of the table is written in, and that language."""
+    return _groups(languages.table())[0]
+
+
+def langid_groups() -> dict[str, tuple[str, ...]]:
+    """Scripts several languages share (Han aside: :mod:`.chinese`), and which of them
+    py3langid chooses among (those written first in it, without a rule of their own)."""
+    return _groups(languages.table())[1]
+
+
+def langid_codes() -> tuple[str, ...]:
+    """Every code py3langid is restricted to (its codes are ours for all of them)."""
+    return tuple(c for group in langid_groups().values() for c in group)
+
+
+def known(script: str) -> bool:
+    """Whether some language of the table is written in ``script``."""
+    return script in languages.table().script_users
+
+
+@functools.lru_cache(maxsize=4)
+def _groups(table: languages.Table) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    users = table.script_users
+    only = {script: codes[0] for script, codes in users.items() if len(codes) == 1}
+    groups: dict[str, list[str]] = {}
+    for lang in table.rows:
+        first = lang.scripts[0]
+        if first != HAN and len(users[first]) > 1 and lang.code not in RULED:
+            groups.setdefault(first, []).append(lang.code)
+    return only, {script: tuple(codes) for script, codes in groups.items()}
+
 
 _JUNK_CATEGORIES = frozenset({"Cc", "Cs", "Co", "Cn"})
 # Addresses say nothing about the language around them.
@@ -107,7 +152,7 @@ def blank_addresses(text: str) -> str:
 def _script(ch: str) -> str:
     i = bisect.bisect_right(_STARTS, ord(ch)) - 1
     if i >= 0:
-        first, last, script = _RANGES[i]
+        first, last, script = RANGES[i]
         if first <= ord(ch) <= last:
             return script
     return OTHER

@@ -19,17 +19,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hunyuan_webui.detect.scripts import LANGID_CODES
+from hunyuan_webui.detect.scripts import langid_codes
 
 
 class RestrictedLangid:
-    """py3langid restricted to :data:`~hunyuan_webui.detect.scripts.LANGID_CODES`."""
+    """py3langid restricted to :func:`~hunyuan_webui.detect.scripts.langid_codes` (the table's
+    languages of shared scripts, when it is built)."""
 
     def __init__(self) -> None:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
         full = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        full.set_languages(LANGID_CODES)
+        full.set_languages(langid_codes())
         # A fresh identifier over the restricted arrays lets the full model (~40 MB) go.
         self._langid: Any = LanguageIdentifier(
             full.nb_ptc, full.nb_pc, full.nb_classes, full.tk_nextmove, full.tk_output,

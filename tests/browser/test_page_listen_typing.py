@@ -209,7 +209,8 @@ class _Engine:
 
 
 def _rule(device: str, params_b: float | None) -> LiveRule:
-    return LiveRule(SimpleNamespace(engine=_Engine(device), spec=SimpleNamespace(
+    # The page learns the device through the translator (Translator.status), not its engine.
+    return LiveRule(SimpleNamespace(status=_Engine(device).status, spec=SimpleNamespace(
         params_b=params_b)))
 
 

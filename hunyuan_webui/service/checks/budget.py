@@ -10,18 +10,18 @@ about 30), so each segment gets a budget of characters with generous headroom, a
 
 from __future__ import annotations
 
-# Characters per unit of meaning, English = 1. Scripts whose characters are syllables or words
-# write less; abugidas with many combining marks write more.
-DENSITY: dict[str, float] = {
-    "zh": 0.35, "zh-Hant": 0.35, "yue": 0.4, "ja": 0.45, "ko": 0.5,
-    "my": 1.3, "km": 1.3, "bo": 1.3, "ta": 1.3, "te": 1.2, "gu": 1.1, "bn": 1.1, "th": 1.0,
-}
+from hunyuan_webui import languages
+
 HEADROOM = 2.5  # times the expected length
 SLACK_CHARS = 40  # plus this, so short segments ("OK", "你好") keep room for a polite answer
 
 
 def density(code: str) -> float:
-    return DENSITY.get(code, 1.0)
+    """Characters per unit of meaning, English = 1 (its row's, :mod:`hunyuan_webui.languages`):
+    scripts whose characters are syllables or words write less; abugidas with many combining
+    marks write more."""
+    row = languages.table().by_code.get(code)
+    return row.density if row is not None else 1.0
 
 
 def ratio(source: str, target: str) -> float:

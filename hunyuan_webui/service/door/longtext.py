@@ -10,7 +10,8 @@ request's limits is one part: one :class:`~hunyuan_webui.service.translate.job.J
 result is handed on unchanged.
 
 Iterating a :class:`LongText` yields :class:`PartUpdate` objects whose ``delta`` strings
-concatenate to the final text, the last one carrying the whole text's
+concatenate to the final text (after a ``replaced`` update, from its ``text`` on: the answer
+checks took back what was shown), the last one carrying the whole text's
 :class:`~hunyuan_webui.service.translate.request.TranslationResult`.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hunyuan_webui import modes
 from hunyuan_webui.errors import CancelledError, InputError, InputTooLongError
@@ -57,6 +59,8 @@ class PartUpdate:
     done_segments: int  # of this part
     total_segments: int
     result: TranslationResult | None = None  # the whole text's, on its last update only
+    replaced: bool = False  # ``text`` replaces everything so far (``delta`` is empty)
+    warnings: tuple[dict[str, Any], ...] = ()  # this part's marked segments so far, if replaced
     item: int = 0  # which text of the operation, from 0
 
 
@@ -70,6 +74,7 @@ class LongText:
         self._first: Job | None = None
         self._job: Job | None = None
         self._cancelled = False
+        self._hold = False
         self.finished = False  # its last update (with the result) has been given
 
     @classmethod
@@ -88,6 +93,17 @@ class LongText:
         any answer is sent."""
         if self._first is None:
             self._first = self._job = self.translator.start(self.requests[0])
+            if self._hold:
+                self._first.hold()
+        return self
+
+    def hold(self) -> LongText:
+        """No answer shown before it is judged whole (:meth:`Job.hold`): no ``replaced``
+        update."""
+        self._hold = True
+        for job in (self._first, self._job):
+            if job is not None:
+                job.hold()
         return self
 
     def cancel(self) -> None:
@@ -111,7 +127,8 @@ class LongText:
             for update in job:
                 if update.result is None:
                     yield PartUpdate(update.delta, done + update.text, number, self.parts,
-                                     update.done_segments, update.total_segments)
+                                     update.done_segments, update.total_segments,
+                                     replaced=update.replaced, warnings=update.warnings)
                 else:
                     results.append(update.result)
             if len(results) < number:  # stopped by its owner
@@ -142,6 +159,8 @@ class LongText:
             return self.start()._first
         # Every part after the first keeps the first part's source language (detected or not).
         self._job = self.translator.start(replace(request, source_lang=results[0].source_lang))
+        if self._hold:
+            self._job.hold()
         if self._cancelled:  # cancelled while this part started: it must not run on
             self._job.cancel()
             return None

@@ -81,6 +81,14 @@ class Operation:
                 text.prime()
         return self
 
+    def hold(self) -> Operation:
+        """No answer shown before it is judged whole (:meth:`LongText.hold`): for readers that
+        cannot take text back (an OpenAI-style stream); no update is then ``replaced``."""
+        for text in self.texts:
+            if isinstance(text, LongText):
+                text.hold()
+        return self
+
     def cancel(self) -> None:
         self._cancelled = True
         for text in self.texts:

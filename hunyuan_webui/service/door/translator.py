@@ -50,14 +50,17 @@ class Translator(BaseTranslator):
         return check_length(self, text)
 
     def translate_texts(self, requests: Sequence[TranslationRequest], *,
-                        ahead: int | None = None, errors: Errors = "raise") -> Operation:
+                        ahead: int | None = None, errors: Errors = "raise",
+                        prime: bool = True) -> Operation:
         """Plan, validate and start ``requests``; their translation in progress.
 
         ``ahead``: how many texts have their first segments submitted ahead of the one being
         read (None: all at once, as a tool's batch wants; a number bounds what a long list puts
         on the engine's queue). ``errors="report"``: a text that cannot be translated becomes a
         :class:`~hunyuan_webui.service.door.operation.Failure` update and the others go on;
-        otherwise the first error is raised (here, for what validation finds)."""
+        otherwise the first error is raised (here, for what validation finds). ``prime=False``:
+        nothing is submitted before :meth:`Operation.prime` or the first read (a class's
+        sentences, made before they are logged and started a window at a time)."""
         texts: list[LongText | TranslatorError] = []
         try:
             for request in requests:  # every length checked before anything starts
@@ -70,7 +73,8 @@ class Translator(BaseTranslator):
                 if isinstance(text, LongText):
                     text.cancel()
             raise
-        return Operation(texts, ahead, errors).prime()
+        operation = Operation(texts, ahead, errors)
+        return operation.prime() if prime else operation
 
     @staticmethod
     def _each(errors: Errors, step: Callable[..., T], *args: Any) -> T | TranslatorError:

@@ -21,15 +21,23 @@ from hunyuan_webui.web.page.text import LABELS, picker_search
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
 
-# Scripts the 38 languages need, in the order a browser should try them. Debian's
-# fonts-noto-core / fonts-noto-cjk provide the Noto ones; Windows and macOS their own.
-FONT_STACK = ", ".join([
-    "system-ui", "-apple-system", '"Segoe UI"', "Roboto", '"Noto Sans"', '"Helvetica Neue"',
-    "Arial", '"Noto Sans CJK SC"', '"PingFang SC"', '"Microsoft YaHei"', '"Noto Serif Tibetan"',
-    '"Microsoft Himalaya"', "Jomolhari", '"Noto Sans Mongolian"', '"Mongolian Baiti"',
-    '"Noto Naskh Arabic"', '"Noto Sans Arabic"', '"Microsoft Uighur"', '"UKIJ Tuz"',
-    '"Noto Sans Khmer"', '"Noto Sans Myanmar"', '"Noto Sans Devanagari"', '"Noto Sans Thai"',
-    *FAMILIES, "sans-serif"])  # FAMILIES: the server's own copies, when it has them (fonts.py)
+# The Latin fonts, then the fonts every language's row names for its script (Language.fonts), in
+# the order a browser should try them. Debian's fonts-noto-core / fonts-noto-cjk provide the Noto
+# ones; Windows and macOS their own.
+LATIN_FONTS = ("system-ui", "-apple-system", "Segoe UI", "Roboto", "Noto Sans", "Helvetica Neue",
+               "Arial")
+GENERIC = frozenset({"system-ui", "-apple-system", "sans-serif"})
+
+
+def font_stack() -> str:
+    """The page's font stack: the Latin fonts, the rows' fonts, the server's own copies
+    (``FAMILIES``, when it has them: fonts.py), and the generic family."""
+    names = [*LATIN_FONTS, *languages.table().fonts]
+    quoted = [n if n in GENERIC or " " not in n else f'"{n}"' for n in names]
+    return ", ".join([*quoted, *FAMILIES, "sans-serif"])
+
+
+FONT_STACK = font_stack()
 
 THEME = gr.themes.Soft(font=[FONT_STACK], font_mono=["ui-monospace", "monospace"]).set(
     # The Soft theme's label chips (#6366f1 on #e0e7ff, 3.6:1) and primary button fail WCAG AA.
@@ -163,10 +171,10 @@ CSS = """
 # The page's scripts, one file per subject (scripts/*.js), put into its <head> in name order.
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 
-# Codes the page offers, and the spellings browsers send for them (navigator.language).
+# Codes the page offers, and the other spellings browsers send for them (navigator.language):
+# the rows' aliases (a tag's primary subtag is tried last, by the script itself).
 _CODES = [lang.code for lang in languages.LANGUAGES]
-_BROWSER_ALIASES = {"zh-tw": "zh-Hant", "zh-hk": "zh-Hant", "zh-mo": "zh-Hant",
-                    "zh-hant": "zh-Hant", "fil": "tl", "iw": "he", "in": "id", "nb": "no"}
+_BROWSER_ALIASES = dict(languages.table().aliases)
 
 # Listen's words (scripts/20-listen.js makes its buttons itself), in both UI languages.
 _LISTEN_WORDS = {lang: {key: LABELS[lang][key] for key in ("listen_source", "listen_target",

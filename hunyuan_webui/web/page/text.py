@@ -21,8 +21,8 @@ UI_LANGS = ("en", "zh")
 
 LABELS: dict[str, dict[str, str]] = {
     "en": {
-        "header": ("# Hunyuan-MT Translator\n38 languages · streaming · batched · cached · "
-                   "[🎓 Start a class](class)"),
+        "header": (f"# Hunyuan-MT Translator\n{len(languages.LANGUAGES)} languages · streaming · "
+                   "batched · cached · [🎓 Start a class](class)"),
         "banner": "ℹ️ Demo model: a few phrases (details)",
         "banner_slow": "ℹ️ Slow model path: translations take a while (details)",
         "banner_other": "ℹ️ About this server (details)",
@@ -83,7 +83,8 @@ LABELS: dict[str, dict[str, str]] = {
         "bilingual_file": "Bilingual file (source | translation)",
     },
     "zh": {
-        "header": "# 混元翻译\n38 种语言 · 流式输出 · 批量解码 · 缓存 · [🎓 开始上课](class)",
+        "header": (f"# 混元翻译\n{len(languages.LANGUAGES)} 种语言 · 流式输出 · 批量解码 · 缓存 · "
+                   "[🎓 开始上课](class)"),
         "banner": "ℹ️ 演示模型：只会少量短语（详情）",
         "banner_slow": "ℹ️ 较慢的运行方式：翻译需要一些时间（详情）",
         "banner_other": "ℹ️ 关于此服务器（详情）",
@@ -151,14 +152,11 @@ def picker_label(lang: str, code: str) -> str:
 def picker_search() -> list[dict[str, object]]:
     """For each picker choice, its labels on both pages and the words that find it (English and
     Chinese names, own name, code, the other names tools use): Gradio's search reads the label."""
-    aliases: dict[str, list[str]] = {}
-    for name, code in languages.NAME_ALIASES.items():
-        aliases.setdefault(code, []).append(name)
     auto = {"labels": [LABELS[lang]["detect"] for lang in UI_LANGS],
             "keys": "\n".join(["auto", "detect language", "自动检测", "检测语言"])}
     return [auto, *({"labels": [picker_label(lang, lg.code) for lang in UI_LANGS],
                      "keys": "\n".join([lg.english, lg.chinese, lg.autonym, lg.code,
-                                        *aliases.get(lg.code, [])])}
+                                        *lg.names])}
                     for lg in languages.LANGUAGES)]
 
 
@@ -260,6 +258,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
+        "guard_half": "part of it is still in {name}",
+        "guard_empty": "the answer was empty",
+        "guard_truncated": "it stopped short",
+        "guard_number": "a number of the source ({missing}) is not in it",
+        "guard_url": "an address of the source ({missing}) is not in it",
+        "guard_code": "code of the source ({missing}) is not in it",
         # Sentence highlight (the sentence view under the boxes: web/page/aligned.py)
         "sentences_title": "Sentence by sentence: point at or tap a sentence to mark its "
                            "counterpart",
@@ -330,6 +334,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
+        "guard_half": "部分内容仍是{name}",
+        "guard_empty": "译文为空",
+        "guard_truncated": "译文不完整",
+        "guard_number": "缺少原文中的数字（{missing}）",
+        "guard_url": "缺少原文中的地址（{missing}）",
+        "guard_code": "缺少原文中的代码（{missing}）",
         # Sentence highlight
         "sentences_title": "逐句对照：指向或点按一个句子，即可标出与它对应的句子",
         # -- 短语本、其他译法和术语表报告 --

@@ -18,24 +18,25 @@ from hunyuan_webui.service import TranslationRequest, TranslationResult, Transla
 from hunyuan_webui.service.operations import markup
 from hunyuan_webui.web.protocols.deepl.schemas import MAX_TEXTS, one
 
-# Target languages DeepL splits into variants; each variant is the same language here.
-TARGET_VARIANTS: dict[str, tuple[tuple[str, str], ...]] = {
-    "en": (("EN-GB", "English (British)"), ("EN-US", "English (American)")),
-    "pt": (("PT-BR", "Portuguese (Brazilian)"), ("PT-PT", "Portuguese (European)")),
-    "zh": (("ZH-HANS", "Chinese (simplified)"),),
-    "zh-Hant": (("ZH-HANT", "Chinese (traditional)"),),
-}
-_FROM_VARIANT = {code: ours for ours, variants in TARGET_VARIANTS.items() for code, _ in variants}
-# DeepL's source codes carry no variant: ZH is Chinese in either script.
-SOURCE_CODES = {"zh-Hant": "ZH"}
+# DeepL's codes are each row's (Language.deepl_source, Language.deepl_targets): DeepL splits some
+# targets into variants, each the same language here; its source codes carry no variant (ZH is
+# Chinese in either script).
+
+
+def _from_variant() -> dict[str, str]:
+    return {code: lang.code for lang in languages.LANGUAGES
+            for code, _ in lang.deepl_targets}
+
+
 FORMALITY_OK = ("default", "prefer_more", "prefer_less")
 
 
 def ours(code: str, param: str) -> str:
     """Our code for a DeepL code (any case), or DeepL's 400 for the parameter."""
     key = code.strip().upper()
-    if key in _FROM_VARIANT:
-        return _FROM_VARIANT[key]
+    variants = _from_variant()
+    if key in variants:
+        return variants[key]
     try:
         return languages.normalize(key)
     except UnknownLanguageError:
@@ -46,18 +47,23 @@ def source_code(code: str) -> str:
     """DeepL's spelling of a source language (``detected_source_language``)."""
     if code == languages.AUTO:
         return ""
-    return SOURCE_CODES.get(code, code.upper())
+    row = languages.BY_CODE.get(code)
+    return row.deepl_source_code if row is not None else code.upper()
 
 
 def source_languages() -> list[dict[str, Any]]:
-    return [{"language": source_code(lang.code), "name": lang.english}
-            for lang in languages.LANGUAGES if lang.code not in SOURCE_CODES]
+    """Each DeepL source code once (zh-Hant's is Chinese's ZH), named by its first row."""
+    out: dict[str, dict[str, Any]] = {}
+    for lang in languages.LANGUAGES:
+        out.setdefault(lang.deepl_source_code, {"language": lang.deepl_source_code,
+                                                "name": lang.english})
+    return list(out.values())
 
 
 def target_languages() -> list[dict[str, Any]]:
     out = []
     for lang in languages.LANGUAGES:
-        for code, name in TARGET_VARIANTS.get(lang.code, ((lang.code.upper(), lang.english),)):
+        for code, name in lang.deepl_target_codes:
             out.append({"language": code, "name": name, "supports_formality": False})
     return out
 

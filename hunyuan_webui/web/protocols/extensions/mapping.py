@@ -18,10 +18,6 @@ from hunyuan_webui.web.guards.access import Caller
 from hunyuan_webui.web.protocols.deepl import mapping as deepl
 from hunyuan_webui.web.protocols.protocol import MAX_LIST_ITEMS
 
-HCFY_NAMES = {"zh": "中文(简体)", "zh-Hant": "中文(繁体)"}
-# Immersive Translate and KISS Translator write Chinese as zh-CN and zh-TW.
-BROWSER_CODES = {"zh": "zh-CN", "zh-Hant": "zh-TW"}
-
 
 def texts_of(value: object, name: str) -> list[str]:
     if not isinstance(value, list) or not value or not all(isinstance(t, str) for t in value):
@@ -52,7 +48,9 @@ async def translate(edge: Edge, who: Caller, texts: list[str], target: str,
 
 
 def browser_code(code: str) -> str:
-    return BROWSER_CODES.get(code, code)
+    """Immersive Translate's and KISS Translator's spelling (zh-CN, zh-TW): the row's."""
+    row = languages.BY_CODE.get(code)
+    return (row.browser_code or code) if row is not None else code
 
 
 def imme_answer(done: ItemsResult) -> dict[str, Any]:
@@ -101,6 +99,7 @@ def _hcfy_name(code: str) -> str:
     if code == languages.AUTO:
         return ""
     try:
-        return HCFY_NAMES.get(code) or languages.get(code).chinese
+        row = languages.get(code)
+        return row.hcfy_name or row.chinese
     except UnknownLanguageError:
         return code

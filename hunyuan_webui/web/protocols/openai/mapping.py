@@ -111,8 +111,9 @@ async def _serve_translation(ask: Ask, wanted: TranslationRequest) -> Any:
     """One text through the front door, streamed as it is translated."""
     ask.charge(len(wanted.text))
     stop = StopText(ask.body.stops())
-    # User errors are plain 4xx answers, raised here before any output.
-    operation = await ask.edge.translator.atranslate_texts([wanted])
+    # User errors are plain 4xx answers, raised here before any output. A chat stream cannot
+    # take text back: each answer is shown once it is judged whole.
+    operation = (await ask.edge.translator.atranslate_texts([wanted])).hold()
     if ask.body.stream:
         return _sse(_translation_chunks(operation, ask), operation.cancel)
     [result] = await operation.aresult()

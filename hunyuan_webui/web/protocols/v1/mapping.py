@@ -84,11 +84,19 @@ def _sum_usage(usages: list[dict[str, Any]]) -> dict[str, Any]:
 
 async def events(operation: Operation, request_id: str, metrics: Metrics,
                  redact: Redactor) -> AsyncIterator[str]:
-    """The operation as Server-Sent Events: ``{"delta"}`` per chunk, then ``{"done": true,
-    ...}`` with the whole answer; an error after the headers is an ``error`` event."""
+    """The operation as Server-Sent Events: ``{"delta"}`` per chunk, ``{"replace", "warnings"}``
+    when the answer checks took back what was sent (the whole text so far, which the next deltas
+    continue), then ``{"done": true, ...}`` with the whole answer; an error after the headers is
+    an ``error`` event."""
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
         async for updates in operation.updates():
+            replaced = next((i for i in range(len(updates) - 1, -1, -1)
+                             if getattr(updates[i], "replaced", False)), None)
+            if replaced is not None:  # the answer checks took back text already sent
+                yield sse_event({"replace": updates[replaced].text,
+                                 "warnings": [dict(w) for w in updates[replaced].warnings]})
+                updates = updates[replaced + 1:] or updates[-1:]
             delta = "".join(u.delta for u in updates)
             if delta:
                 yield sse_event({"delta": delta})

@@ -19,7 +19,7 @@ router = APIRouter(tags=["translation"])
 
 @router.get("/v1/languages")
 def list_languages() -> list[dict[str, Any]]:
-    """The 38 languages: code, English and Chinese names, autonym, right-to-left flag."""
+    """The table's languages (``len(LANGUAGES)``): code, English and Chinese names, autonym, right-to-left flag."""
     return mapping.language_list()
 
 
@@ -33,7 +33,9 @@ def detect(body: DetectBody, who: CallerDep, edge: EdgeDep) -> dict[str, Any]:
 @router.post("/v1/translate")
 async def translate(body: TranslateBody, request: Request, who: CallerDep, edge: EdgeDep) -> Any:
     """Translate one text or a list; ``"stream": true`` answers with Server-Sent Events:
-    ``{"delta": str}`` per chunk, then ``{"done": true, ...the complete response}``."""
+    ``{"delta": str}`` per chunk, ``{"replace": str, "warnings": [...]}`` when the answer
+    checks took back what was sent (the whole text so far, which the next deltas continue),
+    then ``{"done": true, ...the complete response}``."""
     texts = mapping.texts_of(body)
     edge.access.charge(who, sum(len(t) for t in texts))
     requests = mapping.requests_for(body, texts, edge.translator)
