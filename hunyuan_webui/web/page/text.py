@@ -42,13 +42,11 @@ LABELS: dict[str, dict[str, str]] = {
         "history": "History (kept in this browser; click a row to restore it)",
         "history_source": "Source", "history_translation": "Translation", "history_pair": "Pair",
         "history_clear": "Clear history", "history_export": "Export history and phrasebook (CSV)",
-        "history_file": "History file",
-        "status": "Status", "tab_text": "Text", "tab_document": "Document",
+        "history_file": "History file", "status": "Status", "tab_text": "Text", "tab_document": "Document",
         "document": "File (.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html)",
-        "document_out": "Translated file",
-        "csv_columns": "CSV columns to translate", "translate_document": "Translate file",
-        "bilingual_doc": "Bilingual copy: each paragraph followed by its translation "
-                         "(.docx .odt .odp .ods .html .epub)",
+        "document_out": "Translated file", "translate_document": "Translate file",
+        "csv_columns": "CSV columns to translate", "bilingual_doc": "Bilingual copy: each "
+        "paragraph followed by its translation (.docx .odt .odp .ods .html .epub)",
         "modes": "Modes & glossary", "mode": "Mode", "context": "Context",
         "context_info": "Surrounding text (previous paragraph, product description); not translated.",
         "glossary": "Glossary (terms to keep)", "glossary_csv": "…or a CSV of term pairs",
@@ -105,8 +103,7 @@ LABELS: dict[str, dict[str, str]] = {
         "history_file": "历史文件",
         "status": "状态", "tab_text": "文本", "tab_document": "文档",
         "document": "文件（.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html）",
-        "document_out": "译文文件",
-        "csv_columns": "要翻译的 CSV 列", "translate_document": "翻译文件",
+        "document_out": "译文文件", "csv_columns": "要翻译的 CSV 列", "translate_document": "翻译文件",
         "bilingual_doc": "双语对照：每段原文后接译文（.docx .odt .odp .ods .html .epub）",
         "modes": "模式与术语表", "mode": "模式", "context": "上下文",
         "context_info": "相关文本（上一段、产品说明），不会被翻译。",
@@ -243,8 +240,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "engine_failed": "The translation engine had a problem and is restarting; please try "
                          "again in a few seconds.",
         "no_detect": "Could not tell which language this is: please choose the source language.",
-        "no_file": "Choose a file first (.txt, .md, .srt, .docx, .pptx, .xlsx, .odt, .odp, .ods, "
-                   ".epub, .csv or .html).",
+        "no_file": "Choose a file first (.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html).",
         "history_empty": "The history is empty.",
         "ensemble_unavailable": "“Best quality” is not available with this model.",
         "segments_unit": "segments",
@@ -320,8 +316,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "input_too_long": "这段文本超出了服务器一次能翻译的长度，请分成几段。",
         "engine_failed": "翻译引擎出了问题，正在重启；请几秒后再试。",
         "no_detect": "无法判断文本的语言，请选择源语言。",
-        "no_file": "请先选择文件（.txt、.md、.srt、.docx、.pptx、.xlsx、.odt、.odp、.ods、.epub、.csv "
-                   "或 .html）。",
+        "no_file": "请先选择文件（.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html）。",
         "history_empty": "历史记录为空。",
         "ensemble_unavailable": "当前模型不支持“最佳质量”模式。",
         "segments_unit": "个片段",
