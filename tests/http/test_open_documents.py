@@ -1,7 +1,7 @@
 """Issue 37's must-show for OpenDocument and EPUB, over HTTP against the demo app: an .odt, .odp,
 .ods and .epub (tests/opendocs.py) each come back through ``POST /v1/documents`` and through the
 real ``deepl`` client's ``translate_document`` with the demo model's exact translations and their
-structure kept (the details of each format: tests/service/test_open_documents.py)."""
+structure kept (the details of each format: tests/service/test_open_document_formats.py)."""
 
 from __future__ import annotations
 
