@@ -1,16 +1,19 @@
 """Issue 37's must-show for OpenDocument and EPUB, over HTTP against the demo app: an .odt, .odp,
-.ods and .epub (tests/opendocs.py) each come back through ``POST /v1/documents`` and through the
-real ``deepl`` client's ``translate_document`` with the demo model's exact translations and their
-structure kept (the details of each format: tests/service/test_open_document_formats.py)."""
+.ods and .epub (tests/opendocs.py) each come back through ``POST /v1/documents``, through the
+real ``deepl`` client's ``translate_document`` and through the page's Document tab with the demo
+model's exact translations and their structure kept (the details of each format:
+tests/service/test_open_document_formats.py)."""
 
 from __future__ import annotations
 
 import io
 import time
+from pathlib import Path
 
 import httpx
 import opendocs as od
 import pytest
+from apphelpers import completed, document_call, run_event, upload, visitor
 
 pytestmark = pytest.mark.slow  # a server and the demo model
 
@@ -101,3 +104,17 @@ def test_deepl_translate_document_round_trip(deepl_client, ext, tmp_path):
     deepl_client.translate_document(io.BytesIO(source), memory, target_lang="EN-US",
                                     source_lang="ZH")
     check(ext, source, memory.getvalue())
+
+
+@pytest.mark.parametrize("ext", [".odt", ".epub"])
+def test_the_document_tab_translates_them_too(app, ext):
+    """The page's Document tab: the same file job, the same result."""
+    source = make(ext)
+    with visitor(app) as c:
+        path = upload(c, "lesson" + ext, source)
+        status, stream = run_event(c, "translate_document", document_call(path, "zh", "en"))
+        assert status == 200
+        out, said = completed(stream)
+    assert Path(out["path"]).name == f"lesson.en{ext}"
+    check(ext, source, Path(out["path"]).read_bytes())
+    assert "Done" in said or "完成" in said
