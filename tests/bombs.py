@@ -2,9 +2,10 @@
 of megabytes, and the other ways a zip or its XML can lie.
 
 Deflate packs repeated XML about 1000 to 1, so a bomb is a real package (made by python-docx,
-python-pptx, openpyxl) with one of its parts, or many added ones, inflated with markup that
-repeats. Each is written through ``ZipFile.open(name, "w")`` a megabyte at a time: the tests never
-hold the unpacked bytes themselves.
+python-pptx, openpyxl; OpenDocument files and EPUBs by :mod:`opendocs`) with one of its parts, or
+many added ones, inflated with markup that repeats. Each is written through
+``ZipFile.open(name, "w")`` a megabyte at a time: the tests never hold the unpacked bytes
+themselves.
 """
 
 from __future__ import annotations
@@ -22,14 +23,22 @@ TEXT_PART = {
     ".docx": ("word/document.xml", b"<w:body>", b"<w:p><w:r><w:t>x</w:t></w:r></w:p>"),
     ".pptx": ("ppt/slides/slide1.xml", b"<p:spTree>", b"<p:sp/>"),
     ".xlsx": ("xl/worksheets/sheet1.xml", b"<sheetData>", b"<row/>"),
+    ".odt": ("content.xml", b"<office:text>", b"<text:p>x</text:p>"),
+    ".odp": ("content.xml", b"<office:presentation>", b"<draw:page/>"),
+    ".ods": ("content.xml", b"<office:spreadsheet>", b"<table:table/>"),
+    ".epub": ("OEBPS/ch1.xhtml", b"<body>", b"<p>x</p>"),
 }
 KINDS = tuple(TEXT_PART)
 
 
 @functools.cache
 def base(ext: str) -> bytes:
-    """A small, real package of the kind: a paragraph, a slide, a cell."""
+    """A small, real package of the kind: a paragraph, a slide, a cell, a chapter."""
     buffer = io.BytesIO()
+    if ext in (".odt", ".odp", ".ods", ".epub"):
+        import opendocs
+
+        return opendocs.base(ext)
     if ext == ".docx":
         import docx
 

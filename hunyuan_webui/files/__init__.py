@@ -39,6 +39,9 @@ Formats:
   are replaced (unescaped, translated, escaped again), so every tag, attribute and comment is kept
   byte for byte; ``<script>``, ``<style>`` and ``translate="no"`` elements are not translated
   (:mod:`hunyuan_webui.files.html`).
+- ``.odt``, ``.odp``, ``.ods``: OpenDocument's paragraphs, per formatting span as for ``.docx``
+  (:mod:`hunyuan_webui.files.odf`); ``.epub``: each chapter through the HTML path, the title and
+  table of contents too (:mod:`hunyuan_webui.files.epub`).
 - ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
   as for ``.docx``; every other member of the package copied byte for byte
   (:mod:`hunyuan_webui.files.office`).
@@ -60,7 +63,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hunyuan_webui import languages
-from hunyuan_webui.errors import InputTooLongError
+from hunyuan_webui.errors import InputError, InputTooLongError
+from hunyuan_webui.files.bilingual import BILINGUAL
 from hunyuan_webui.files.common import (
     SUPPORTED,
     Batch,
@@ -72,15 +76,18 @@ from hunyuan_webui.files.common import (
     size,
     txt_file,
 )
+from hunyuan_webui.files.epub import epub_file
 from hunyuan_webui.files.html import html_file
 from hunyuan_webui.files.markdown import markdown_file
+from hunyuan_webui.files.odf import KINDS as ODF_KINDS
+from hunyuan_webui.files.odf import odf_file
 from hunyuan_webui.files.office import pptx_file, xlsx_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
 
-__all__ = ["SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns", "read_file",
-           "translate_file"]
+__all__ = ["BILINGUAL", "SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns",
+           "read_file", "translate_file"]
 
 DEFAULT_MAX_BYTES = 5_000_000
 
@@ -110,6 +117,7 @@ def translate_file(
     csv_columns: Sequence[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     target_for: Callable[[list[str]], str] | None = None,
+    bilingual: bool = False,
 ) -> FileResult:
     """Translate one uploaded file, keeping its format and structure.
 
@@ -121,7 +129,7 @@ def translate_file(
     language may go into another).
     """
     read = read_file(filename, data, lang=lang, target_lang=target_lang,
-                     csv_columns=csv_columns, max_bytes=max_bytes)
+                     csv_columns=csv_columns, max_bytes=max_bytes, bilingual=bilingual)
     try:
         return read.translate(translate, target_for)
     finally:
@@ -167,11 +175,15 @@ def _closed(rendered: list[str]) -> bytes:
 
 def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lang: str = "en",
               csv_columns: Sequence[str] | None = None,
-              max_bytes: int = DEFAULT_MAX_BYTES) -> ReadFile:
+              max_bytes: int = DEFAULT_MAX_BYTES, bilingual: bool = False) -> ReadFile:
     """Read one uploaded file, refusing (with words) an unsupported type, a file over
     ``max_bytes``, a package that unpacks too far (:mod:`~hunyuan_webui.files.package`) and
-    content that is not what its name says; nothing is translated yet."""
+    content that is not what its name says; nothing is translated yet. ``bilingual``: the file
+    comes back with each paragraph followed by its translation (:data:`BILINGUAL` formats)."""
     ext = extension(filename)
+    if bilingual and ext not in BILINGUAL:
+        raise InputError(f"A bilingual copy is made of {', '.join(sorted(BILINGUAL))} files, "
+                         f"not of {ext} files.")
     target = languages.normalize(target_lang)
     if lang is not None and lang.strip().lower() not in ("", languages.AUTO):
         lang = languages.normalize(lang)
@@ -180,6 +192,7 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
     batch = Batch(lang, target=target)
+    batch.bilingual = bilingual
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
     elif ext == ".pptx":
@@ -194,8 +207,15 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
         finish = markdown_file(decode(data, ext), batch)
     elif ext in (".html", ".htm"):
         finish = html_file(decode(data, ext), batch)
+    elif ext in ODF_KINDS:
+        finish = odf_file(data, batch, max_bytes, ext)
+    elif ext == ".epub":
+        finish = epub_file(data, batch, max_bytes)
     else:
         finish = txt_file(decode(data, ext), batch)
+    if bilingual:  # lesson.docx -> lesson.bilingual.en.docx
+        stem, dot, ext_ = filename.rpartition(".")
+        filename = f"{stem}.bilingual{dot}{ext_}"
     return ReadFile(filename, batch, finish)
 
 

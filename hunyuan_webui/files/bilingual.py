@@ -1,4 +1,12 @@
-"""A text beside its translation, in two columns: a CSV file and a Word table.
+"""Bilingual copies for learners: a text beside its translation, in two columns (a CSV file and a
+Word table, the page's export), and a translated document whose every paragraph follows its
+source (:data:`BILINGUAL` formats, ``bilingual=true`` on ``/v1/documents``).
+
+A document's paragraph is copied before it is translated (:func:`copy_before`): the copy keeps the
+source, the paragraph itself takes the translation, so both keep the paragraph's style (a heading
+stays a heading, a table cell holds both). What may exist once only (a picture, a footnote, a
+bookmark, a comment's anchor) stays with the translation, not in the copy. HTML (and an EPUB's
+chapters) does the same with the markup of each innermost block (:mod:`~hunyuan_webui.files.html`).
 
 The rows are paragraphs: the service gives a translation the line layout of its source (every
 line break, blank line and indent is kept, only the sentences are replaced), so line ``i`` of the
@@ -13,11 +21,46 @@ two-column table (python-docx), its header row repeated on every page.
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from hunyuan_webui.files import formulas
 
 Rows = list[tuple[str, str]]
+# The formats a bilingual copy is made of: paragraph by paragraph.
+BILINGUAL = frozenset({".docx", ".odt", ".odp", ".ods", ".html", ".htm", ".epub"})
+
+
+def copy_before(paragraphs: Iterable, drop: frozenset[str]) -> None:
+    """Put a copy of each paragraph (lxml elements) right before it, without the elements
+    ``drop`` (tags that may exist once only): the copy keeps the source text, the paragraph is
+    then translated in place. A paragraph met twice (nested ones) is copied once."""
+    import copy
+
+    seen: set[int] = set()
+    for p in paragraphs:
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        twin = copy.deepcopy(p)
+        for node in [n for n in twin.iter() if n is not twin and n.tag in drop]:
+            parent = node.getparent()
+            if parent is None:
+                continue
+            tail = node.tail
+            previous = node.getprevious()
+            parent.remove(node)
+            if tail:  # the text after a dropped element stays
+                if previous is not None:
+                    previous.tail = (previous.tail or "") + tail
+                else:
+                    parent.text = (parent.text or "") + tail
+        twin.tail = None
+        p.addprevious(twin)
+
+
+def enclosing(node, tags: tuple[str, ...]):
+    """The nearest ancestor of ``node`` (an lxml element) with one of ``tags``."""
+    return next((a for a in node.iterancestors() if a.tag in tags), None)
 
 
 def pairs(source: str, translation: str) -> Rows:

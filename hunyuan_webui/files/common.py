@@ -16,6 +16,7 @@ TranslateFn = Callable[[list[str]], list[str]]
 SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx", ".xlsx"}
 # One line with its ending (any of \r\n, \r, \n), or a last line without one.
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+SUPPORTED |= {".odt", ".odp", ".ods", ".epub"}  # OpenDocument and EPUB (odf.py, epub.py)
 
 
 # --------------------------------------------------------------------------------------------
@@ -27,6 +28,8 @@ class Batch:
                  target: str | None = None) -> None:
         self.lang = lang
         self.target = target  # the language the file goes into: how its sentences are spaced
+        # A bilingual copy for learners: each paragraph followed by its translation (bilingual.py)
+        self.bilingual = False
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0

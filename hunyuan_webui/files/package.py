@@ -50,6 +50,7 @@ _ZIP_CENTRAL = b"PK\x01\x02"
 _ZIP_END = b"PK\x05\x06"
 _ZIP64_LOCATOR = b"PK\x06\x07"
 _DOCTYPES = tuple("<!DOCTYPE".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
+_ENTITIES = tuple("<!ENTITY".encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
 _XML_NAME = re.compile(r"\.(xml|rels|xhtml|html?|opf|ncx|svg)$", re.IGNORECASE)
 
 
@@ -237,14 +238,18 @@ class Package:
         """Count the markup of an XML member's chunk and look for a DOCTYPE (across the chunk
         boundary too); returns the tail to carry over."""
         self.budget.take_markup(name, chunk)
+        window = tail + chunk
         if not self.limits.doctype:
-            window = tail + chunk
             if any(marker in window for marker in _DOCTYPES):
                 raise InputError(f"This {self.what} file is refused: its part {name[:80]!r} "
                                  f"declares a DOCTYPE, which {self.what} files never do "
                                  f"(it can define entities).")
-            return window[-(len(_DOCTYPES[1]) - 1):]
-        return b""
+        elif any(marker in window for marker in _ENTITIES):
+            raise InputError(f"This {self.what} file is refused: its part {name[:80]!r} "
+                             f"declares a DOCTYPE with entities, which {self.what} files never "
+                             f"need (an entity can read the server's files or grow a billion "
+                             f"times).")
+        return window[-(len(_DOCTYPES[1]) - 1):]
 
     def close(self) -> None:
         self._zip.close()

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.files.bilingual import copy_before, enclosing
 from hunyuan_webui.files.common import Batch, Finish, first_line, spaced_rewrites
 from hunyuan_webui.files.ooxml import CONTENT_TYPES, open_office
 from hunyuan_webui.segment import is_translatable
@@ -14,6 +15,10 @@ from hunyuan_webui.segment import is_translatable
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 _TRANSPARENT = {_W + "rPr", _W + "lastRenderedPageBreak", _W + "softHyphen", _W + "proofErr"}
+# What a bilingual copy's source paragraph leaves to its translation: what may exist once only.
+_ONCE = frozenset(_W + name for name in (
+    "bookmarkStart", "bookmarkEnd", "drawing", "pict", "object", "footnoteReference",
+    "endnoteReference", "commentRangeStart", "commentRangeEnd", "commentReference"))
 _TEXT_PARTS = re.compile(r"^/word/(document|header\d*|footer\d*|footnotes|endnotes)\.xml$")
 
 
@@ -45,6 +50,9 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
                 paragraphs.append(spans)
 
     def finish(rendered: list[str]) -> bytes:
+        if batch.bilingual:  # each paragraph's source copied before it (files/bilingual.py)
+            copy_before([enclosing(spans[0][0][0], (_W + "p",)) for spans in paragraphs],
+                        _ONCE)
         for spans in paragraphs:
             for nodes, new in spaced_rewrites(spans, rendered, batch.target):
                 first = nodes[0]

@@ -1,8 +1,8 @@
 """The recogniser as the app holds it: loaded and warmed in the background at start, in honest
 states (``loading``, ``ready``, ``failed``, ``off``), and the few things the edges ask of it.
 
-``/ready``, ``/health`` and the page's banner read :meth:`Speech.status`: which recogniser is
-loaded, on what, or why there is none. ``off`` is a state, not an error: ``--no-speech``, or no
+``/ready`` (and ``/health`` once it fails) and the page's banner read :meth:`Speech.status`:
+which recogniser is loaded, on what, or why there is none. ``off`` is a state, not an error: ``--no-speech``, or no
 recogniser could be had on this machine; a class is then taught by typing, and a speech request
 is answered with the reason (:class:`~hunyuan_webui.errors.ModelLoadError`, 503).
 """

@@ -49,7 +49,8 @@ def run(name: str, data: bytes, fn=None, **kw) -> tuple[FileResult, Fake]:
 
 def test_supported_set() -> None:
     assert {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx",
-            ".xlsx"} == SUPPORTED
+            ".xlsx"} <= SUPPORTED
+    assert {".odt", ".odp", ".ods", ".epub"} <= SUPPORTED  # OpenDocument and e-books
 
 
 @pytest.mark.parametrize(

@@ -173,7 +173,7 @@ def test_document_tab_translates_an_uploaded_file(page_client, tmp_path):
     source.write_text("# 你好\n\n谢谢你的帮助。今天天气很好。\n\n```\ncode stays 谢谢\n```\n- [早上好。](https://x.y/谢谢)\n",
                       encoding="utf-8")
     path, status = page_client.predict(handle_file(str(source)), "zh", "en", [], True, {"headers": ["Source term", "Target term"], "data": [["", ""]]},
-                                  api_name="/translate_document")
+                                  False, api_name="/translate_document")
     assert Path(path).name == "notes.en.md"
     assert Path(path).read_text(encoding="utf-8") == (
         "# Hello\n\nThank you for your help. The weather is nice today.\n\n```\ncode stays 谢谢\n```\n"
@@ -188,7 +188,7 @@ def test_document_tab_rejects_a_wrong_file_clearly(page_client, tmp_path):
     fake.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     with pytest.raises(Exception) as err:
         page_client.predict(handle_file(str(fake)), "zh", "en", [], True, {"headers": ["Source term", "Target term"], "data": [["", ""]]},
-                       api_name="/translate_document")
+                       False, api_name="/translate_document")
     assert "PNG" in str(err.value) or "not a" in str(err.value)
 
 

@@ -43,10 +43,13 @@ from hunyuan_webui.engine import DecodingOptions
 
 pytestmark = pytest.mark.slow  # a model, a server or a child process: not the fast lane
 
-IN_SCOPE = r"^/(v1/.+|v2/.+|translate|detect|languages|imme|kiss|deeplx|hcfy)$"
+IN_SCOPE = (r"^/(v1/.+|v2/.+|translate|detect|languages|imme|kiss|deeplx|hcfy|translate_file|"
+            r"download_file/.+|frontend/settings|spec)$")
 OPERATIONS = [("POST", "/v1/translate"), ("POST", "/v1/detect"), ("GET", "/v1/languages"),
               ("POST", "/translate"), ("POST", "/detect"), ("GET", "/languages"),
-              ("POST", "/languages"), ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
+              ("POST", "/translate_file"), ("GET", "/download_file/{name}"),
+              ("GET", "/frontend/settings"), ("GET", "/spec"),
+              ("GET", "/v1/cache"), ("DELETE", "/v1/cache"),
               ("POST", "/v1/chat/completions"), ("GET", "/v1/models"),
               ("GET", "/v1/models/{model}"), ("POST", "/v2/translate"), ("GET", "/v2/languages"),
               ("POST", "/v2/languages"), ("GET", "/v2/usage"), ("POST", "/v2/usage"),
@@ -150,7 +153,7 @@ PAGE_ROUTES = [("POST", "/gradio_api/call/translate"), ("POST", "/gradio_api/cal
                ("POST", "/translate"), ("POST", "/detect"), ("POST", "/v2/translate"),
                ("GET", "/v2/languages"), ("POST", "/v2/usage"), ("POST", "/v1/chat/completions"),
                ("POST", "/v1/translate"), ("POST", "/v1/detect"), ("POST", "/v2/document"),
-               ("POST", "/v1/documents"), ("POST", "/v2/document/x"),
+               ("POST", "/v1/documents"), ("POST", "/v2/document/x"), ("POST", "/translate_file"),
                ("POST", "/v1/audio/transcriptions"), ("POST", "/class/api/rooms/123456/speech")]
 CONTENT_TYPES = ["application/json", "APPLICATION/JSON; charset=UTF-8", "application/json; x=y",
                  "application/x-www-form-urlencoded+json", "application/vnd.api+json",

@@ -35,7 +35,7 @@ def _plain(payload: dict) -> bytes:
 
 def _nested(path: str) -> dict:
     """A FileData buried in lists and objects, where no listener expects one."""
-    return {"data": [{"a": [{"b": [file_data(path)]}]}, "en", "en", [], True, {}]}
+    return {"data": [{"a": [{"b": [file_data(path)]}]}, "en", "en", [], True, {}, False]}
 
 
 # (route, content type or None, body, expected status, expected error code)

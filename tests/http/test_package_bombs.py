@@ -1,11 +1,11 @@
-"""Small Office files that unpack to gigabytes are refused at the door (issue 32, finding 1: a
-278 KB .docx that unpacked to 95 MB of XML took the web process to 3.9 GB, kept 2.4 GB after the
-job, and /health timed out on a 232 KB .xlsx).
+"""Small Office, OpenDocument and EPUB files that unpack to gigabytes are refused at the door
+(issue 32, finding 1: a 278 KB .docx that unpacked to 95 MB of XML took the web process to 3.9 GB,
+kept 2.4 GB after the job, and /health timed out on a 232 KB .xlsx; issue 37 adds the kinds).
 
 The web process is ``app.py --demo`` of its own (:func:`apphelpers.app_process`), so that its
 resident memory (``VmRSS``) is the server's alone. Every bomb of :mod:`bombs` (one huge member,
-many members, a directory that lies about sizes), of each kind (.docx, .pptx, .xlsx), under
-300 KB and unpacking to 60 MB, goes through ``POST /v1/documents``, DeepL's ``/v2/document`` and
+many members, a directory that lies about sizes), of each kind (.docx, .pptx, .xlsx, .odt, .odp,
+.ods, .epub), under 300 KB and unpacking to 60 MB, goes through ``POST /v1/documents``, DeepL's ``/v2/document`` and
 the page's upload and Document tab. Each is refused with a 4xx (or the page's error) and words
 within 2 s; meanwhile the server's RSS, sampled every 10 ms, rises by less than 100 MB over its
 warm level, and another client's ``/health`` is answered within 1 s throughout (beyond any stall
@@ -197,5 +197,25 @@ def test_the_other_lies_are_refused_with_words_and_leave_nothing(server):
         nameless = c.post("/v2/document", data={"target_lang": "EN-US"},
                           files={"file": ("blob", many)})
         assert nameless.status_code == 400, nameless.text
+    assert_bounded(app, base, watch, stalls)
+    assert files_in(folder) == []
+
+
+def test_hostile_opendocument_files_and_e_books_are_refused_with_words(server):
+    """Issue 37: an OpenDocument file or an EPUB with an external entity, scripts, macros or DRM
+    (tests/opendocs.py), through both documents APIs: a 400 with the refusal's words in bounded
+    time and memory, nothing left in the upload folder (the bombs of these kinds are above)."""
+    import opendocs
+
+    app, folder = server
+    base = app.rss_kib()
+    with httpx.Client(base_url=app.url, trust_env=False, timeout=30) as c, \
+            machine_stalls() as stalls, Watch(app) as watch:
+        for name, make, words in opendocs.HOSTILE.values():
+            data = make()
+            refused(lambda d=data, n=name: c.post(
+                "/v1/documents", data={"target_lang": "en"}, files={"file": (n, d)}), words)
+            refused(lambda d=data, n=name: c.post(
+                "/v2/document", data={"target_lang": "EN-US"}, files={"file": (n, d)}), words)
     assert_bounded(app, base, watch, stalls)
     assert files_in(folder) == []

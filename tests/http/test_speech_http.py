@@ -203,12 +203,12 @@ def test_openai_errors_in_openai_shape(served: RunningApp) -> None:
         model="whisper-1", file=("a.wav", speak("Hello", "en")), language="sw").text, str)
 
 
-def test_ready_and_health_name_the_recogniser(served: RunningApp) -> None:
+def test_ready_names_the_recogniser(served: RunningApp) -> None:
     with served.client() as client:
         ready = client.get("/ready").json()
         assert ready["speech"]["state"] == "ready"
         assert ready["speech"]["model"] == "demo-asr" and ready["speech"]["demo"] is True
-        assert client.get("/health").json()["speech"]["state"] == "ready"
+        assert client.get("/health").json() == {"status": "ok"}  # LibreTranslate's shape
 
 
 def test_remote_recogniser_through_a_second_app(served: RunningApp, engine) -> None:

@@ -116,7 +116,7 @@ def test_gradio_client_keeps_its_session_for_uploads_and_downloads(open_app, tmp
     client = Client(open_app.url, verbose=False)
     try:
         path, status = client.predict(handle_file(str(source)), "zh", "en", [], True,
-                                      EMPTY_GLOSSARY, api_name="/translate_document")
+                                      EMPTY_GLOSSARY, False, api_name="/translate_document")
     finally:
         client.close()
     assert Path(path).read_text(encoding="utf-8") == "Thank you for your help.\n"

@@ -110,13 +110,15 @@ class DocumentJobs:
     # -- submitting ----------------------------------------------------------------------------
     def submit(self, owner: str | None, filename: str, data: bytes,
                template: TranslationRequest,
-               admit: Callable[[list[str]], None] | None = None) -> Document:
+               admit: Callable[[list[str]], None] | None = None,
+               bilingual: bool = False) -> Document:
         """Start translating ``filename``. Blocking (a front end calls it off its event loop):
         the file is read first, so that a type the translators do not take, a file over
         ``--max-file-bytes``, a package that unpacks too far and a damaged file are refused
         here, before anything runs; then an owner with ``per_owner`` documents running or
         ``max_held // 4`` held, and a full store, are refused (429); then ``admit`` sees the
-        segments the job will send (it counts their characters; it may refuse by raising)."""
+        segments the job will send (it counts their characters; it may refuse by raising).
+        ``bilingual``: each paragraph followed by its translation (a learner's copy)."""
         billed = [0]
 
         def count(segments: list[str]) -> None:
@@ -124,7 +126,8 @@ class DocumentJobs:
             if admit is not None:
                 admit(segments)
 
-        job = FileJob(self.translator, filename, data, template, admit=count)
+        job = FileJob(self.translator, filename, data, template, admit=count,
+                      bilingual=bilingual)
         job.read()
         try:
             self.sweep()

@@ -45,13 +45,15 @@ class FileJob:
     def __init__(self, translator: Translator, filename: str, data: bytes,
                  template: TranslationRequest, columns: Sequence[str] | None = None,
                  admit: Callable[[list[str]], None] | None = None,
-                 switch: Sequence[str] = ()) -> None:
+                 switch: Sequence[str] = (), bilingual: bool = False) -> None:
         """``admit`` sees the file's segments once it is read, before any is translated (the
         front end counts their characters against the caller); it may refuse by raising.
         ``switch``: where the source is detected and the file is already in the target
         language, the first of these languages that is not the file's is the target instead (the
         page's, as DeepL's own page does); without one, the file comes back as it was and its
-        result says so (:attr:`FileResult.unchanged`), never that it was translated."""
+        result says so (:attr:`FileResult.unchanged`), never that it was translated.
+        ``bilingual``: the file comes back with each paragraph followed by its translation
+        (:data:`hunyuan_webui.files.BILINGUAL` formats; others are refused)."""
         files.extension(filename)  # an unsupported type is refused before anything runs
         limit = translator.settings.max_file_bytes
         if len(data) > limit:
@@ -63,6 +65,7 @@ class FileJob:
         self.columns = list(columns or []) or None
         self.admit = admit
         self.switch = tuple(switch)
+        self.bilingual = bilingual
         self._stop = threading.Event()
         self._read: files.ReadFile | None = None  # the file once read, until it is run
         self._charged = False  # whether admit has seen the read file's segments
@@ -84,7 +87,7 @@ class FileJob:
                 self._read = files.read_file(
                     self.filename, self.data, lang=self.template.source_lang,
                     target_lang=self.template.target_lang, csv_columns=self.columns,
-                    max_bytes=self.translator.settings.max_file_bytes)
+                    max_bytes=self.translator.settings.max_file_bytes, bilingual=self.bilingual)
             except InputError:
                 self.unreadable = True  # the file itself was refused, not its translation
                 raise

@@ -24,9 +24,10 @@ log = logging.getLogger("hunyuan_webui.web.api")
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")  # a client's X-Request-ID is kept if it looks sane
 UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an uploaded file
-# The protocols' document uploads take a file too (read in memory, bounded like the page's).
+# The protocols' document uploads (DeepL's, the JSON API's, LibreTranslate's) take a file too
+# (read in memory, bounded like the page's).
 GRADIO_API = "/gradio_api/"  # the page's calls
-DOCUMENT_UPLOADS = frozenset({"/v2/document", "/v1/documents"})
+DOCUMENT_UPLOADS = frozenset({"/v2/document", "/v1/documents", "/translate_file"})
 # Sound files for the recogniser: their own limit (--max-audio-bytes).
 AUDIO_UPLOADS = re.compile(r"/v1/audio/transcriptions|/class/api/rooms/[^/]+/speech")
 QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",

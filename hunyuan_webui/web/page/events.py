@@ -174,7 +174,8 @@ def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
     page.upload.change(ui.document_columns, page.upload, page.columns, **SPEAKING)
     doc_run = page.doc_btn.click(
         names.listener(ui.translate_document),
-        [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary],
+        [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary,
+         page.bilingual_doc],
         names.outputs(["download", "doc_status"]), api_name="translate_document",
         api_visibility="undocumented", **model)
     page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)

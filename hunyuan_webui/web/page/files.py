@@ -36,17 +36,19 @@ class FileListeners:
 
     async def translate_document(
             self, file: str | None, source: str, target: str, columns: list[str],
-            deterministic: bool, glossary: Any, visitor: gr.Request | None = None,
+            deterministic: bool, glossary: Any, bilingual: bool = False,
+            visitor: gr.Request | None = None,
             progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
     ) -> AsyncIterator[dict[str, Any]]:
         """Translate an uploaded file (the service's file job); yields its progress, then the
         translated file to download, by name. A refused file clears the last file's result and
-        says it was not translated (a stale "Done" stood beside the refusal's error)."""
+        says it was not translated (a stale "Done" stood beside the refusal's error).
+        ``bilingual``: each paragraph followed by its translation (the tab's switch)."""
         lang = ui_lang(visitor)
         try:
             async for changes in self._translate_document(file, source, target, columns,
-                                                          deterministic, glossary, visitor,
-                                                          progress):
+                                                          deterministic, glossary,
+                                                          bool(bilingual), visitor, progress):
                 yield changes
         except (TranslatorError, gr.Error):
             yield {"download": None, "doc_status": say(lang, "doc_refused")}
@@ -54,7 +56,8 @@ class FileListeners:
 
     async def _translate_document(self, file: str | None, source: str, target: str,
                                   columns: list[str], deterministic: bool, glossary: Any,
-                                  visitor: gr.Request | None, progress: gr.Progress
+                                  bilingual: bool, visitor: gr.Request | None,
+                                  progress: gr.Progress
                                   ) -> AsyncIterator[dict[str, Any]]:
         lang = ui_lang(visitor)
         if not file:
@@ -68,7 +71,7 @@ class FileListeners:
         # instead, as text does: a Chinese page's default pair is auto → 简体中文.
         job = FileJob(self.translator, path.name, path.read_bytes(), template, columns,
                       admit=lambda segments: self._admit(visitor, "".join(segments), count=False),
-                      switch=(lang, "en", "zh"))
+                      switch=(lang, "en", "zh"), bilingual=bilingual)
         yield {"download": None, "doc_status": say(lang, "translating") + "…"}
         try:
             async for event in job.events():  # leaving early (Stop, a closed tab) stops the job

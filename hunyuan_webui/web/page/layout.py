@@ -173,6 +173,7 @@ def _document_tab(page: SimpleNamespace) -> None:
                                 elem_id="doc-download")
     page.columns = gr.CheckboxGroup([], label=t("csv_columns"), visible=False,
                                     elem_id="csv-columns")
+    page.bilingual_doc = gr.Checkbox(False, label=t("bilingual_doc"), elem_id="doc-bilingual")
     page.doc_status = gr.Markdown("", elem_id="doc-status")
     with gr.Row():
         page.doc_btn = gr.Button(t("translate_document"), variant="primary", scale=3,

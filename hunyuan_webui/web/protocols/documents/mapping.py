@@ -90,6 +90,7 @@ def status(doc: Document, documents: DocumentJobs) -> dict[str, Any]:
             "result_filename": doc.result.filename if doc.result is not None else None,
             # Segments given back as they were: the file was already in the target language.
             "segments_unchanged": doc.result.unchanged if doc.result is not None else 0,
+            "bilingual": doc.job.bilingual,
             "notice": _unchanged_notice(doc.result),
             "error": doc.error or None}
 
@@ -99,6 +100,14 @@ def _unchanged_notice(result: FileResult | None) -> str | None:
         return None
     name = languages.get(result.target_lang).english
     return f"The file is already in {name}; it was returned unchanged."
+
+
+def v1_bilingual(fields: dict[str, str]) -> bool:
+    """The JSON API's ``bilingual`` field: each paragraph followed by its translation."""
+    value = (fields.get("bilingual") or "false").strip().lower()
+    if value not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        raise InputError("Field 'bilingual' is true or false.")
+    return value in ("true", "1", "yes", "on")
 
 
 def v1_languages(fields: dict[str, str]) -> tuple[str, str]:

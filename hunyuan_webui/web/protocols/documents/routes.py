@@ -27,7 +27,7 @@ from hunyuan_webui.web.protocols.documents.schemas import UPLOAD_DOC, uploaded
 from hunyuan_webui.web.protocols.protocol import Protocol
 
 
-def _file_response(data: bytes, filename: str) -> Response:
+def file_response(data: bytes, filename: str) -> Response:
     media = mimetypes.guess_type(filename)[0] or "application/octet-stream"
     return Response(data, media_type=media, headers={
         "Content-Disposition": f"attachment; filename*=UTF-8''{quote(filename)}",
@@ -87,7 +87,7 @@ async def deepl_document_result(document_id: str, request: Request, edge: EdgeDe
     """DeepL's document download: the translated file, once done (503 before)."""
     doc = await _deepl_document(request, edge, document_id)
     result = edge.documents.result(doc)
-    return _file_response(result.data, result.filename)
+    return file_response(result.data, result.filename)
 
 
 # -- the JSON API ----------------------------------------------------------------------------------
@@ -96,14 +96,17 @@ router = APIRouter(tags=["documents"])
 
 @router.post("/v1/documents", status_code=202, openapi_extra=UPLOAD_DOC)
 async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JSONResponse:
-    """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
-    ``GET /v1/documents/{id}``, then fetch ``/result``."""
+    """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .html .txt .md .srt .csv``) to
+    translate in the background; poll ``GET /v1/documents/{id}``, then fetch ``/result``.
+    ``bilingual=true``: each paragraph followed by its translation (Word, OpenDocument, HTML,
+    EPUB)."""
     fields, upload = await upload_form(request)
     filename, data = await anyio.to_thread.run_sync(uploaded, upload)
     source, target = mapping.v1_languages(fields)
     doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
                                mapping.template(edge.translator, source, target),
-                               admit=mapping.admit(edge.access.charge, who))
+                               admit=mapping.admit(edge.access.charge, who),
+                               bilingual=mapping.v1_bilingual(fields))
     return JSONResponse(mapping.status(doc, edge.documents), status_code=202)
 
 
@@ -121,7 +124,7 @@ async def document_result(document_id: str, request: Request, who: CallerDep,
     """The translated file (503 while it is being translated)."""
     doc = edge.documents.get(document_id, owner=mapping.owner_of(request, who), check_key=False)
     result = edge.documents.result(doc)
-    return _file_response(result.data, result.filename)
+    return file_response(result.data, result.filename)
 
 
 @router.delete("/v1/documents/{document_id}")

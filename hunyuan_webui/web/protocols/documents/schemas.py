@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+import zlib
 
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.files.package import Limits, central_entries, is_zip
@@ -16,31 +17,48 @@ UPLOAD_DOC = {"requestBody": {"required": True, "content": {"multipart/form-data
     "type": "object", "required": ["file", "target_lang"], "properties": {
         "file": {"type": "string", "format": "binary"},
         "target_lang": {"type": "string", "examples": ["EN-US", "ZH-HANS"]},
-        "source_lang": {"type": "string", "examples": ["ZH"]}}}}}}}
+        "source_lang": {"type": "string", "examples": ["ZH"]},
+        "bilingual": {"type": "boolean", "default": False,
+                      "description": "/v1/documents: each paragraph followed by its "
+                                     "translation (.docx .odt .odp .ods .html .epub)."}}}}}}}
 
 
 def uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
     """The file's name and bytes. A file-like object without a name (``io.BytesIO``, which
-    ``translate_document`` sends as it is) arrives as ``file``: a Word package is named by its
-    content, anything else is taken as text. A package's members are read: call it off the event
-    loop."""
+    ``translate_document`` sends as it is) arrives as ``file``: a package is named by its
+    content (Office, OpenDocument, EPUB), anything else is taken as text. A package's members are
+    read: call it off the event loop."""
     if upload is None:
         raise InputError("Parameter 'file' not specified.")
     filename, data = upload
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if "." not in base.lstrip("."):
-        kind = ".docx" if _is_word(data) else ".txt"
+        kind = _package_kind(data) or ".txt"
         filename = (base or "document") + kind
     return filename, data
 
 
-def _is_word(data: bytes) -> bool:
-    """Whether a nameless upload is a Word package, by its members' names (counted before a zip
-    is opened: 100,000 empty members cost ``zipfile`` half a second and 50 MB)."""
+_OFFICE_PARTS = {"word/document.xml": ".docx", "ppt/presentation.xml": ".pptx",
+                 "xl/workbook.xml": ".xlsx"}
+_MIMETYPES = {b"application/vnd.oasis.opendocument.text": ".odt",
+              b"application/vnd.oasis.opendocument.presentation": ".odp",
+              b"application/vnd.oasis.opendocument.spreadsheet": ".ods",
+              b"application/epub+zip": ".epub"}
+
+
+def _package_kind(data: bytes) -> str | None:
+    """The extension of a nameless package: an Office file by its members' names, an
+    OpenDocument file or an e-book by its ``mimetype`` member (counted before a zip is opened:
+    100,000 empty members cost ``zipfile`` half a second and 50 MB)."""
     if not is_zip(data) or central_entries(data) > Limits().members:
-        return False
+        return None
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
-            return "word/document.xml" in package.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-        return False
+            names = package.namelist()
+            kind = next((ext for part, ext in _OFFICE_PARTS.items() if part in names), None)
+            if kind is None and "mimetype" in names and \
+                    package.getinfo("mimetype").file_size <= 100:
+                kind = _MIMETYPES.get(package.read("mimetype").strip())
+            return kind
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError, zlib.error):
+        return None
