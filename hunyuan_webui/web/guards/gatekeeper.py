@@ -121,6 +121,8 @@ class Gatekeeper:
         state = scope.setdefault("state", {})
         if caller is not None:
             state["caller"] = caller  # request.state.caller: the routes and listeners use it
+        if kind == "page" and self.access.login and path.startswith(self.access.page_prefixes):
+            state["login"] = self._login_name(Request(scope))  # who opens a class (--auth)
         if kind == "page":
             await self._page(path, scope, receive, send, headers)
         else:
