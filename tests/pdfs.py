@@ -104,3 +104,90 @@ def _pdf(objects: list[bytes], trailer: bytes = b"") -> bytes:
     out.write(b"trailer\n<< /Size %d /Root 1 0 R %s>>\nstartxref\n%d\n%%%%EOF\n"
               % (len(objects) + 1, trailer, xref))
     return out.getvalue()
+
+
+def encrypted() -> bytes:
+    import pypdf
+
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(lesson_pdf())))
+    writer.encrypt("secret", algorithm="AES-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def damaged() -> bytes:
+    """A real PDF with its middle overwritten and its cross-reference table cut off."""
+    data = bytearray(lesson_pdf())
+    middle = len(data) // 3
+    data[middle:middle + 400] = b"\x07" * 400
+    return bytes(data[: len(data) * 2 // 3])
+
+
+def many_objects(claimed: int = 1_000_000_000) -> bytes:
+    """A small PDF whose object stream and cross-reference say they hold a billion objects."""
+    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                 b"<< /Type /Pages /Kids [] /Count 0 >>",
+                 b"<< /Type /ObjStm /N %d /First 10 /Length 10 >>\nstream\n0 0 1 0 2 0\nendstream"
+                 % claimed], trailer=b"/Size %d " % claimed)
+
+
+def nested(depth: int = 100_000) -> bytes:
+    """A page whose content stream is an array nested ``depth`` deep."""
+    body = b"[" * depth + b"]" * depth
+    return _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+                 b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                 b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R >>",
+                 b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(zlib.compress(body))
+                 + zlib.compress(body) + b"\nendstream"])
+
+
+def scanned(pages: int = 2) -> bytes:
+    """Pages that are only a (large) image each: a scan."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=(595, 842))
+    for _ in range(pages):
+        page.drawImage(ImageReader(io.BytesIO(png(1200, 1700))), 0, 0, 595, 842)
+        page.showPage()
+    page.save()
+    return buffer.getvalue()
+
+
+def english(rotated: bool = False, scan_page: bool = False) -> bytes:
+    """An English page (heading, two lines), optionally rotated text, and a scanned page after."""
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=(595, 842))
+    page.setFont("Helvetica-Bold", 20)
+    page.drawString(72, 770, "Good morning.")
+    page.setFont("Helvetica", 12)
+    page.drawString(72, 740, "Thank you. Good morning. Thank you. Good morning. Thank you.")
+    page.drawString(72, 725, "Good morning. Thank you.")
+    if rotated:
+        page.saveState()
+        page.translate(300, 400)
+        page.rotate(30)
+        page.drawString(0, 0, "Thank you.")
+        page.restoreState()
+    page.showPage()
+    if scan_page:
+        page.drawImage(ImageReader(io.BytesIO(png(600, 800))), 0, 0, 595, 842)
+        page.showPage()
+    page.save()
+    return buffer.getvalue()
+
+
+def fonts_of(data: bytes) -> set[str]:
+    """The base font names a PDF's pages use (subset prefixes removed)."""
+    import pypdf
+
+    names = set()
+    for page in pypdf.PdfReader(io.BytesIO(data)).pages:
+        for font in (page.get("/Resources") or {}).get("/Font", {}).values():
+            names.add(str(font.get_object().get("/BaseFont", "")).split("+")[-1])
+    return names

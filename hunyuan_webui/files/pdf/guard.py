@@ -21,6 +21,9 @@ _OBJ = re.compile(rb"(?<![0-9])[0-9]{1,10}\s+[0-9]{1,5}\s+obj\b")
 _STREAM = re.compile(rb"stream\r?\n")
 _OBJSTM_N = re.compile(rb"/N\s+([0-9]{1,12})")
 _FILTER = re.compile(rb"/(ASCII85Decode|A85|ASCIIHexDecode|AHx|FlateDecode|Fl|[A-Za-z0-9]+Decode|DCT|RL|CCF|LZW)\b")
+_SIZE = re.compile(rb"/Size\s+([0-9]{1,15})")
+_DEEP = re.compile(rb"(?:\[\s*){100}|(?:<<\s*(?:/[A-Za-z0-9]+\s*)?){100}")
+_IMAGE = re.compile(rb"/Subtype\s*/Image\b")
 _PAGE = re.compile(rb"/Type\s*/Page(?![s\w])")
 
 
@@ -33,10 +36,18 @@ def check(data: bytes, max_bytes: int) -> None:
         raise InputError("This PDF is encrypted (password-protected or with permissions set). "
                          "Save an unprotected copy and upload that.")
     objects = len(_OBJ.findall(data))
+    declared = max((int(n) for n in _SIZE.findall(data)), default=0)
+    if declared > MAX_OBJECTS:
+        raise PackageTooLargeError(f"This PDF says it holds {declared:,} objects; at most "
+                                   f"{MAX_OBJECTS:,} are accepted. Is it really a document?")
+    _not_deep(data)
     budget = Budget(".pdf", Limits.for_upload(max_bytes), len(data))
     pages = len(_PAGE.findall(data))
     for head, body in _streams(data):
+        if _IMAGE.search(head):
+            continue  # neither library unpacks an image to read or copy it
         body = _decode(head, body, budget)
+        _not_deep(body)
         if b"/ObjStm" in head:
             found = _OBJSTM_N.search(head)
             objects += int(found.group(1)) if found else 0
@@ -50,6 +61,11 @@ def check(data: bytes, max_bytes: int) -> None:
     if pages > MAX_PAGES:
         raise PackageTooLargeError(f"This PDF has {pages:,} pages; at most {MAX_PAGES:,} are "
                                    "accepted.")
+
+
+def _not_deep(data: bytes) -> None:
+    if _DEEP.search(data):
+        raise InputError("This PDF is damaged: its objects nest too deeply (100 levels or more).")
 
 
 def _decode(head: bytes, body: bytes, budget: Budget) -> bytes:

@@ -53,7 +53,8 @@ def read_pages(data: bytes) -> list[Page]:
             AssertionError, OverflowError) as exc:
         raise InputError(f"This PDF is damaged and cannot be read: {str(exc)[:200] or type(exc).__name__}") from None
     except Exception as exc:  # pdfminer raises many other types for broken files
-        raise InputError(f"This PDF cannot be read: {str(exc)[:200] or type(exc).__name__}") from None
+        raise InputError(f"This PDF is damaged and cannot be read: "
+                         f"{str(exc)[:200] or type(exc).__name__}") from None
     if not pages:
         raise InputError("This PDF has no pages (is it damaged?).")
     return pages

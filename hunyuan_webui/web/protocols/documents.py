@@ -204,6 +204,8 @@ def _status(doc: Document, documents: DocumentJobs) -> dict[str, Any]:
             # Segments given back as they were: the file was already in the target language.
             "segments_unchanged": doc.result.unchanged if doc.result is not None else 0,
             "notice": _unchanged_notice(doc.result),
+            # What the reader of the result should know (a PDF's scanned or reflowed pages).
+            "notes": list(doc.result.notes) if doc.result is not None else [],
             "error": doc.error or None}
 
 
@@ -219,7 +221,7 @@ def create_router(translator: Translator, documents: DocumentJobs) -> APIRouter:
 
     @router.post("/v1/documents", status_code=202, openapi_extra=_UPLOAD_DOC)
     async def upload_document(request: Request, who: CallerDep) -> JSONResponse:
-        """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
+        """Upload a file (``.docx .pptx .xlsx .pdf .html .txt .md .srt .csv``) to translate in the background; poll
         ``GET /v1/documents/{id}``, then fetch ``/result``."""
         fields, upload = await upload_form(request)
         filename, data = await anyio.to_thread.run_sync(_uploaded, upload)
