@@ -67,13 +67,13 @@ def owner_of(request: Request, who: Caller) -> str:
 def _uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
     """The file's name and bytes. A file-like object without a name (``io.BytesIO``, which
     ``translate_document`` sends as it is) arrives as ``file``: a Word package is named by its
-    content, anything else is taken as text."""
+    content, as is a PDF; anything else is taken as text."""
     if upload is None:
         raise InputError("Parameter 'file' not specified.")
     filename, data = upload
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if "." not in base.lstrip("."):
-        kind = ".docx" if _is_word(data) else ".txt"
+        kind = ".docx" if _is_word(data) else ".pdf" if data.startswith(b"%PDF-") else ".txt"
         filename = (base or "document") + kind
     return filename, data
 
