@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
+
 def _demo() -> dict[str, str]:
     """The demo model's Chinese → English phrases (assets/demo_phrases.tsv)."""
     rows = (line.split("\t") for line in
