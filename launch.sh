@@ -124,6 +124,9 @@ test_prerequisites() {
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
   # The fonts the page lends to browsers without them (tests/browser/test_fonts.py).
   [ -f /usr/share/fonts/truetype/noto/NotoSerifTibetan-Regular.ttf ] || missing+=(fonts-noto-core)
+  # Chinese, Japanese and Korean in translated PDFs; pdftoppm to look at them.
+  [ -f /usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc ] || missing+=(fonts-noto-cjk)
+  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils)
   [ "${#missing[@]}" -eq 0 ] && return
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     say "installing ${missing[*]} for the tests (apt-get)"

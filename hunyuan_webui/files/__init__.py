@@ -45,6 +45,7 @@ Formats:
 - ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
   as for ``.docx``; every other member of the package copied byte for byte
   (:mod:`hunyuan_webui.files.office`).
+- ``.pdf``: the same pages, each text block translated in its box (:mod:`hunyuan_webui.files.pdf`).
 - ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
@@ -82,6 +83,7 @@ from hunyuan_webui.files.markdown import markdown_file
 from hunyuan_webui.files.odf import KINDS as ODF_KINDS
 from hunyuan_webui.files.odf import odf_file
 from hunyuan_webui.files.office import pptx_file, xlsx_file
+from hunyuan_webui.files.pdf import pdf_file
 from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
@@ -101,6 +103,7 @@ class FileResult:
     source_lang: str = ""  # the file's language, where the translator knows it (detected)
     unchanged: int = 0  # segments given back as they were: already in the target language
     switched_from: str = ""  # the target asked for, when the file was already in it
+    notes: tuple[str, ...] = ()  # what the user should know (a PDF's scanned or reflowed pages)
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,8 +158,9 @@ class ReadFile:
             self.batch.target = languages.normalize(target_for(self.batch.content()))
         target = self.batch.target or "en"
         rendered = self.batch.run(translate)
-        return FileResult(output_name(self.filename, target), self.finish(rendered),
-                          self.batch.sent, target)
+        data = self.finish(rendered)
+        return FileResult(output_name(self.filename, target), data, self.batch.sent, target,
+                          notes=tuple(self.batch.notes))
 
     def close(self) -> None:
         """Let the parsed file go now (a library's own reference cycles would hold a
@@ -199,6 +203,8 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
         finish = pptx_file(data, batch, max_bytes)
     elif ext == ".xlsx":
         finish = xlsx_file(data, batch, max_bytes)
+    elif ext == ".pdf":
+        finish = pdf_file(data, batch, max_bytes)
     elif ext == ".csv":
         finish = csv_file(decode(data, ext), batch, csv_columns)
     elif ext == ".srt":

@@ -13,7 +13,7 @@ from hunyuan_webui.errors import EngineError, InputError
 from hunyuan_webui.segment import DEFAULT_MAX_SEGMENT_CHARS, Document, split_document
 
 TranslateFn = Callable[[list[str]], list[str]]
-SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx", ".xlsx"}
+SUPPORTED = {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx", ".xlsx", ".pdf"}
 # One line with its ending (any of \r\n, \r, \n), or a last line without one.
 LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 SUPPORTED |= {".odt", ".odp", ".ods", ".epub"}  # OpenDocument and EPUB (odf.py, epub.py)
@@ -35,6 +35,7 @@ class Batch:
         self.sent = 0
         self.headings: set[str] = set()  # segments of a table's header row: not the file's prose
         self.closers: list[Callable[[], None]] = []  # what lets a reader's memory go at once
+        self.notes: list[str] = []  # what the reader tells the user (a PDF's scanned pages)
 
     def mark_headings(self, text: str) -> None:
         """``text`` heads a table (a spreadsheet's first row): it is translated, but it does not

@@ -51,6 +51,7 @@ def test_supported_set() -> None:
     assert {".txt", ".md", ".srt", ".docx", ".csv", ".html", ".htm", ".pptx",
             ".xlsx"} <= SUPPORTED
     assert {".odt", ".odp", ".ods", ".epub"} <= SUPPORTED  # OpenDocument and e-books
+    assert ".pdf" in SUPPORTED
 
 
 @pytest.mark.parametrize(

@@ -205,4 +205,4 @@ def document_done(lang: str, result: files.FileResult) -> str:
     if result.switched_from:
         done = say(lang, "doc_switched", name=name(result.switched_from),
                    target=name(result.target_lang)) + " " + done
-    return done
+    return " ".join((done, *result.notes))  # a PDF's scanned or reflowed pages (in English)

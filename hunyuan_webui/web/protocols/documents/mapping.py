@@ -92,6 +92,8 @@ def status(doc: Document, documents: DocumentJobs) -> dict[str, Any]:
             "segments_unchanged": doc.result.unchanged if doc.result is not None else 0,
             "bilingual": doc.job.bilingual,
             "notice": _unchanged_notice(doc.result),
+            # What the reader of the result should know (a PDF's scanned or reflowed pages).
+            "notes": list(doc.result.notes) if doc.result is not None else [],
             "error": doc.error or None}
 
 

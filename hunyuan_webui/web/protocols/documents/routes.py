@@ -96,7 +96,7 @@ router = APIRouter(tags=["documents"])
 
 @router.post("/v1/documents", status_code=202, openapi_extra=UPLOAD_DOC)
 async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JSONResponse:
-    """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .html .txt .md .srt .csv``) to
+    """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .pdf .html .txt .md .srt .csv``) to
     translate in the background; poll ``GET /v1/documents/{id}``, then fetch ``/result``.
     ``bilingual=true``: each paragraph followed by its translation (Word, OpenDocument, HTML,
     EPUB)."""

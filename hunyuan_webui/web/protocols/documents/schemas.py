@@ -20,20 +20,20 @@ UPLOAD_DOC = {"requestBody": {"required": True, "content": {"multipart/form-data
         "source_lang": {"type": "string", "examples": ["ZH"]},
         "bilingual": {"type": "boolean", "default": False,
                       "description": "/v1/documents: each paragraph followed by its "
-                                     "translation (.docx .odt .odp .ods .html .epub)."}}}}}}}
+                                     "translation (.docx .odt .odp .ods .html .epub; not .pdf)."}}}}}}}
 
 
 def uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
     """The file's name and bytes. A file-like object without a name (``io.BytesIO``, which
     ``translate_document`` sends as it is) arrives as ``file``: a package is named by its
-    content (Office, OpenDocument, EPUB), anything else is taken as text. A package's members are
+    content (Office, OpenDocument, EPUB, PDF), anything else is taken as text. A package's members are
     read: call it off the event loop."""
     if upload is None:
         raise InputError("Parameter 'file' not specified.")
     filename, data = upload
     base = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if "." not in base.lstrip("."):
-        kind = _package_kind(data) or ".txt"
+        kind = _package_kind(data) or (".pdf" if data.startswith(b"%PDF-") else ".txt")
         filename = (base or "document") + kind
     return filename, data
 

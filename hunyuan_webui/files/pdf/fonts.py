@@ -1,0 +1,66 @@
+"""Which font draws a target language's script in a translated PDF, from Debian's Noto fonts.
+
+Every script the model translates into has a font here; the font is embedded as a subset (only
+the glyphs drawn). A server without the font says which Debian package to install, before the
+document is translated.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from hunyuan_webui.errors import InputError
+
+NOTO = os.environ.get("HUNYUAN_NOTO_DIR", "/usr/share/fonts")
+_CORE = "truetype/noto/"
+_CJK = "opentype/noto/NotoSansCJK-Regular.ttc"
+
+
+@dataclass(frozen=True)
+class Font:
+    path: str  # relative to NOTO
+    package: str  # the Debian package that installs it
+    index: int = 0  # the face in a collection (.ttc)
+    rtl: bool = False
+
+    @property
+    def file(self) -> str:
+        return os.path.join(NOTO, self.path)
+
+
+LATIN = Font(_CORE + "NotoSans-Regular.ttf", "fonts-noto-core")
+# Faces of NotoSansCJK-Regular.ttc: 0 JP, 1 KR, 2 SC, 3 TC, 4 HK.
+_BY_LANG = {
+    "zh": Font(_CJK, "fonts-noto-cjk", 2), "yue": Font(_CJK, "fonts-noto-cjk", 4),
+    "zh-Hant": Font(_CJK, "fonts-noto-cjk", 3), "ja": Font(_CJK, "fonts-noto-cjk", 0),
+    "ko": Font(_CJK, "fonts-noto-cjk", 1),
+    "ar": Font(_CORE + "NotoSansArabic-Regular.ttf", "fonts-noto-core", rtl=True),
+    "fa": Font(_CORE + "NotoSansArabic-Regular.ttf", "fonts-noto-core", rtl=True),
+    "ur": Font(_CORE + "NotoSansArabic-Regular.ttf", "fonts-noto-core", rtl=True),
+    "ug": Font(_CORE + "NotoSansArabic-Regular.ttf", "fonts-noto-core", rtl=True),
+    "he": Font(_CORE + "NotoSansHebrew-Regular.ttf", "fonts-noto-core", rtl=True),
+    "hi": Font(_CORE + "NotoSansDevanagari-Regular.ttf", "fonts-noto-core"),
+    "mr": Font(_CORE + "NotoSansDevanagari-Regular.ttf", "fonts-noto-core"),
+    "bn": Font(_CORE + "NotoSansBengali-Regular.ttf", "fonts-noto-core"),
+    "gu": Font(_CORE + "NotoSansGujarati-Regular.ttf", "fonts-noto-core"),
+    "ta": Font(_CORE + "NotoSansTamil-Regular.ttf", "fonts-noto-core"),
+    "te": Font(_CORE + "NotoSansTelugu-Regular.ttf", "fonts-noto-core"),
+    "th": Font(_CORE + "NotoSansThai-Regular.ttf", "fonts-noto-core"),
+    "km": Font(_CORE + "NotoSansKhmer-Regular.ttf", "fonts-noto-core"),
+    "my": Font(_CORE + "NotoSansMyanmar-Regular.ttf", "fonts-noto-core"),
+    "bo": Font(_CORE + "NotoSerifTibetan-Regular.ttf", "fonts-noto-core"),
+}
+
+
+def for_language(lang: str | None) -> Font:
+    """The font for ``lang`` (Latin, Cyrillic, Greek and Vietnamese: Noto Sans), checked to be
+    on this server."""
+    font = _BY_LANG.get(lang or "", LATIN)
+    for needed in (font, LATIN):
+        if not os.path.isfile(needed.file):
+            raise InputError(
+                f"This server has no font to write {lang or 'this language'} into a PDF "
+                f"({needed.file} is missing). The server's administrator can install the "
+                f"Debian package {needed.package} (apt-get install {needed.package}).")
+    return font
