@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -26,9 +27,11 @@ import torch
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineStatus
 from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
+from hunyuan_webui.engine.drafts import NOTHING, Drafter, Proposal
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.scheduler import WARMUP_PROMPT, BatchingEngine
+from hunyuan_webui.engine.speculative import Planner, RowDrafts, speculation_status, verify
 from hunyuan_webui.engine.textstream import keeping_tags
 from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
 from hunyuan_webui.errors import TranslatorError
@@ -45,12 +48,15 @@ class LocalEngine(BatchingEngine):
     def __init__(self, spec: ModelSpec, *, dtype: str = "auto", device: str = "auto",
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
                  max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0,
-                 prefill_chunk_tokens: int = 512) -> None:
+                 prefill_chunk_tokens: int = 512, speculative: bool = True) -> None:
         super().__init__(spec, device=device, max_batch_size=max_batch_size,
                          max_queued=max_queued, max_new_tokens=max_new_tokens,
                          max_input_tokens=max_input_tokens, warmup=warmup,
                          prefill_chunk_tokens=prefill_chunk_tokens)
         self._requested = (dtype, device)
+        # Speculative decoding (engine/speculative.py): drafts verified in the batch's own step.
+        self._planner: Planner | None = Planner() if speculative else None
+        self._banned: frozenset[int] = frozenset()  # special tokens: never drafted
         self._cpu_threads = cpu_threads
         self._model: LoadedModel | None = None
         self._decode: Callable[[Sequence[int]], str] = lambda ids: ""  # set once loaded
@@ -79,8 +85,11 @@ class LocalEngine(BatchingEngine):
     # -- public interface -------------------------------------------------------------------------
     def status(self) -> EngineStatus:
         loaded = self._model
+        extra: dict[str, Any] = {"speculative": speculation_status(self._planner)}
+        if loaded is not None and loaded.dtype_note:
+            extra["dtype_reason"] = loaded.dtype_note
         return self._status(device=str(loaded.device) if loaded else self._requested[1],
-                            dtype=loaded.dtype if loaded else self._requested[0], extra={})
+                            dtype=loaded.dtype if loaded else self._requested[0], extra=extra)
 
     def count_tokens(self, text: str) -> int:
         loaded = self._require_loaded()
@@ -104,12 +113,17 @@ class LocalEngine(BatchingEngine):
     # -- admission --------------------------------------------------------------------------------
     def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions) -> Row:
         stream, cap, text = self._row_parts(prompt, ids, options, self._decode)
+        loaded = self._require_loaded()
         generator = None
         if not options.deterministic and options.seed is not None:
-            device = self._require_loaded().device
-            generator = torch.Generator(device=device).manual_seed(options.seed)
+            generator = torch.Generator(device=loaded.device).manual_seed(options.seed)
+        drafter = None
+        if self._planner is not None:
+            hint = (loaded.tokenizer.encode(options.draft, add_special_tokens=False)
+                    if options.draft else [])
+            drafter = Drafter(ids, hint, banned=self._banned)
         return Row(stream=stream, prompt_ids=ids, max_new_tokens=cap, text=text,
-                   generator=generator)
+                   generator=generator, drafter=drafter)
 
     def _admit(self) -> tuple[tuple[list[Row], Row | None], list[Row]]:
         """Called with ``_cond`` held: see :func:`~hunyuan_webui.engine.batch.admit`."""
@@ -131,6 +145,7 @@ class LocalEngine(BatchingEngine):
             lambda t: tokenizer.decode(t, skip_special_tokens=True,
                                        clean_up_tokenization_spaces=False),
             tokenizer, self.spec.reasoning_tags or ())
+        self._banned = frozenset(tokenizer.all_special_ids) | loaded.eos_token_ids
         self._model = loaded
 
     def _loaded(self) -> LoadedModel | None:
@@ -207,11 +222,53 @@ class LocalEngine(BatchingEngine):
 
     def _decode_step(self) -> None:
         batch = self._batch
+        proposals = self._plan()
+        if any(p.tokens for p in proposals):
+            self._verify_step(proposals)
+            return
+        started = time.perf_counter()
         logits = self._require_loaded().next_logits(batch.step_inputs()).float()
         self.steps += 1
         assert batch.seen is not None and batch.mask is not None
         tokens = self._choose(batch.rows, logits, batch.seen)
+        if self._planner is not None:
+            self._planner.cost.observe(len(batch), time.perf_counter() - started)
         batch.next = torch.tensor(tokens, dtype=torch.long, device=batch.mask.device)
+
+    def _plan(self) -> list[Proposal]:
+        """Each row's drafts for this step (none at all: a plain step)."""
+        rows = self._batch.rows
+        if self._planner is None:
+            return [NOTHING for _ in rows]
+        return self._planner.plan([
+            RowDrafts(row.drafter, row.generated, row.max_new_tokens - len(row.generated))
+            if row.drafter is not None and row.generated else None for row in rows])
+
+    def _verify_step(self, proposals: list[Proposal]) -> None:
+        """One step that reads every row's next token and its drafts, accepts the drafts the
+        model agrees with (engine/speculative.py) and rolls the rest back out of the cache."""
+        batch, planner = self._batch, self._planner
+        assert planner is not None and batch.seen is not None and batch.mask is not None
+        drafts = [p.tokens for p in proposals]
+        started = time.perf_counter()
+        inputs = batch.verify_inputs(drafts)
+        width = inputs["input_ids"].shape[1]
+        logits = self._require_loaded().logits(inputs).float()
+        self.steps += 1
+        produced = verify(logits, drafts, batch.seen, [r.stream.options for r in batch.rows],
+                          [r.generator for r in batch.rows])
+        planner.cost.observe(sum(1 + len(d) for d in drafts), time.perf_counter() - started)
+        planner.steps += 1
+        batch.settle(width, [len(tokens) for tokens in produced])
+        if batch.holey():
+            batch.compact()
+        for row, proposal, tokens in zip(batch.rows, proposals, produced):
+            if row.drafter is not None:
+                planner.settle(row.drafter, proposal, len(tokens) - 1)
+            for token in tokens:
+                self._accept(row, token)
+        batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
+                                  device=batch.mask.device)
 
     def _choose(self, seqs: list[Row], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
         """Pick every row's next token at once, mark it seen, and hand each to its stream."""

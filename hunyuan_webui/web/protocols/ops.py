@@ -4,7 +4,6 @@ is loaded."""
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -70,7 +69,7 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
         spec = translator.spec
         return {"id": spec.public_id, "family": str(spec.family), "modes": sorted(spec.modes),
                 "chat_format": spec.chat_format, "description": spec.description,
-                "decoding": asdict(spec.decoding), "demo": spec.demo}
+                "decoding": spec.decoding.settings(), "demo": spec.demo}
 
     return router
 
