@@ -64,6 +64,7 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
         access.charge(who, sum(len(t) for t in texts))
         options = DecodingOptions.from_mapping(body.options.decoding(), translator.spec.decoding)
         extra = body.options
+        previous = _previous(body.previous, texts)
         requests = [TranslationRequest(text=t, source_lang=body.source_lang,
                                        target_lang=body.target_lang, options=options,
                                        mode=extra.mode or body.mode, context=extra.context,
@@ -71,7 +72,8 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
                                        variants=extra.variants, cache=body.cache,
                                        style=extra.style,
                                        instructions=parse_instructions(extra.instructions),
-                                       data_format=extra.data_format or "") for t in texts]
+                                       data_format=extra.data_format or "",
+                                       previous=p) for t, p in zip(texts, previous)]
         if body.stream:
             # Errors raised here (planning, the first part's start) are plain 4xx answers.
             text = await LongText.open(translator, requests[0])
@@ -90,6 +92,18 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
         return _list_answer(payload) if isinstance(body.text, list) else payload[0]
 
     return router
+
+
+def _previous(previous: str | list[str], texts: list[str]) -> list[str]:
+    """The previous translation of each text: a string for one text, a list for a list."""
+    if isinstance(previous, str):
+        if previous and len(texts) > 1:
+            raise InputError("With a list of texts, \"previous\" is a list too: one previous "
+                             "translation per text (\"\" where there is none).")
+        return [previous] * len(texts)
+    if len(previous) != len(texts):
+        raise InputError(f"\"previous\" has {len(previous)} entries for {len(texts)} texts.")
+    return previous
 
 
 async def run_jobs(translator: Translator, requests: list[TranslationRequest]) -> list[Any]:
