@@ -221,19 +221,38 @@ class LocalEngine(BatchingEngine):
         return True
 
     def _decode_step(self) -> None:
-        batch = self._batch
-        proposals = self._plan()
-        if any(p.tokens for p in proposals):
-            self._verify_step(proposals)
-            return
-        started = time.perf_counter()
-        logits = self._require_loaded().next_logits(batch.step_inputs()).float()
-        self.steps += 1
+        """One step: every row's next token, with its drafts where the planner sends some
+        (speculative decoding, engine/speculative.py: the drafts the model agrees with are
+        accepted, the rest rolled back out of the cache)."""
+        batch, planner = self._batch, self._planner
         assert batch.seen is not None and batch.mask is not None
-        tokens = self._choose(batch.rows, logits, batch.seen)
-        if self._planner is not None:
-            self._planner.cost.observe(len(batch), time.perf_counter() - started)
-        batch.next = torch.tensor(tokens, dtype=torch.long, device=batch.mask.device)
+        proposals = self._plan()
+        drafts = [p.tokens for p in proposals]
+        started = time.perf_counter()
+        if any(drafts):
+            inputs = batch.verify_inputs(drafts)
+            logits = self._require_loaded().logits(inputs).float()
+        else:
+            logits = self._require_loaded().next_logits(batch.step_inputs()).float()[:, None]
+        produced = verify(logits, drafts, batch.seen, [r.stream.options for r in batch.rows],
+                          [r.generator for r in batch.rows])
+        self.steps += 1
+        if planner is not None:
+            planner.cost.observe(sum(1 + len(d) for d in drafts), time.perf_counter() - started)
+        if any(drafts):
+            assert planner is not None
+            planner.steps += 1
+            batch.settle(logits.shape[1], [len(tokens) for tokens in produced])
+            if batch.holey():
+                batch.compact()
+            for row, proposal, tokens in zip(batch.rows, proposals, produced):
+                if row.drafter is not None:
+                    planner.settle(row.drafter, proposal, len(tokens) - 1)
+        for row, tokens in zip(batch.rows, produced):
+            for token in tokens:
+                self._accept(row, token)
+        batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
+                                  device=batch.mask.device)
 
     def _plan(self) -> list[Proposal]:
         """Each row's drafts for this step (none at all: a plain step)."""
@@ -243,32 +262,6 @@ class LocalEngine(BatchingEngine):
         return self._planner.plan([
             RowDrafts(row.drafter, row.generated, row.max_new_tokens - len(row.generated))
             if row.drafter is not None and row.generated else None for row in rows])
-
-    def _verify_step(self, proposals: list[Proposal]) -> None:
-        """One step that reads every row's next token and its drafts, accepts the drafts the
-        model agrees with (engine/speculative.py) and rolls the rest back out of the cache."""
-        batch, planner = self._batch, self._planner
-        assert planner is not None and batch.seen is not None and batch.mask is not None
-        drafts = [p.tokens for p in proposals]
-        started = time.perf_counter()
-        inputs = batch.verify_inputs(drafts)
-        width = inputs["input_ids"].shape[1]
-        logits = self._require_loaded().logits(inputs).float()
-        self.steps += 1
-        produced = verify(logits, drafts, batch.seen, [r.stream.options for r in batch.rows],
-                          [r.generator for r in batch.rows])
-        planner.cost.observe(sum(1 + len(d) for d in drafts), time.perf_counter() - started)
-        planner.steps += 1
-        batch.settle(width, [len(tokens) for tokens in produced])
-        if batch.holey():
-            batch.compact()
-        for row, proposal, tokens in zip(batch.rows, proposals, produced):
-            if row.drafter is not None:
-                planner.settle(row.drafter, proposal, len(tokens) - 1)
-            for token in tokens:
-                self._accept(row, token)
-        batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
-                                  device=batch.mask.device)
 
     def _choose(self, seqs: list[Row], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
         """Pick every row's next token at once, mark it seen, and hand each to its stream."""
