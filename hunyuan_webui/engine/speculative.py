@@ -20,13 +20,16 @@ seeded request gets the answer it gets without drafts. ``tests/test_speculative.
 distribution on a toy vocabulary.
 
 **Which drafts** (:class:`Planner`): a verification forward with more tokens costs more, the more
-so when the batch is already large or the weights are small. The planner keeps a running fit of
-what a forward of ``n`` tokens costs here (:class:`CostModel`, ``t = a + b·n``, fitted to every
-decoding step as it runs, so a busy machine, a GPU and a CPU each get their own), and each row's
-acceptance so far. It adds draft tokens, most likely first, only while each one's chance of
-being accepted (the row's acceptance to the power of its depth) raises the expected tokens per
-second; when none does (a full batch on a CPU, a text that copies nothing) no drafts are sent and
-the step is the plain one. So speculation turns itself down under load.
+so when the batch is already large or the machine is short of arithmetic (fp32 on a CPU). The
+planner keeps a running fit of what a forward of ``n`` tokens costs here (:class:`CostModel`,
+``t = a + b·n``, fitted to every decoding step as it runs, so a busy machine, a GPU and a CPU
+each get their own), and the engine's record of how often each kind of draft was accepted
+(:class:`Record`: by source, hint or prompt, by the length of the n-gram that matched, and
+whether it continues a run that was all accepted). It adds draft tokens, most likely first, only
+while each one's chance of being accepted raises the expected tokens per second, and sends none
+unless the whole raises it by :data:`GAIN`; so a full batch on a CPU, or a text that copies
+nothing, decodes plainly: speculation turns itself down under load. A kind whose record fades
+(:data:`RECORD_FORGET`) is tried again now and then, as the text may have changed.
 """
 
 from __future__ import annotations
