@@ -106,7 +106,7 @@ class LlamaCppEngine(BatchingEngine):
         self._free_seqs = list(range(max_batch_size))
         # Speculative decoding: each running row's drafts ride in the pass's llama_batch with
         # its next token, and the cells of the rejected ones are removed from its sequence.
-        self._planner: Planner | None = Planner() if speculative else None
+        self._planner: Planner | None = Planner(padded=False) if speculative else None
         self._start()
 
     # -- public interface -------------------------------------------------------------------------

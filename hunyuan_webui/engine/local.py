@@ -146,6 +146,8 @@ class LocalEngine(BatchingEngine):
                                        clean_up_tokenization_spaces=False),
             tokenizer, self.spec.reasoning_tags or ())
         self._banned = frozenset(tokenizer.all_special_ids) | loaded.eos_token_ids
+        if self._planner is not None and loaded.decode is not None:  # what its direct step serves
+            self._planner.max_tokens = loaded.decode.rows.stop - 1
         self._model = loaded
 
     def _loaded(self) -> LoadedModel | None:
@@ -238,7 +240,8 @@ class LocalEngine(BatchingEngine):
                           [r.generator for r in batch.rows])
         self.steps += 1
         if planner is not None:
-            planner.cost.observe(sum(1 + len(d) for d in drafts), time.perf_counter() - started)
+            planner.cost.observe(logits.shape[0] * logits.shape[1],  # fillers are read too
+                                 time.perf_counter() - started)
         if any(drafts):
             assert planner is not None
             planner.steps += 1

@@ -22,18 +22,22 @@ distribution on a toy vocabulary.
 **Which drafts** (:class:`Planner`): a verification forward with more tokens costs more, the more
 so when the batch is already large or the machine is short of arithmetic (fp32 on a CPU). The
 planner keeps a running fit of what a forward of ``n`` tokens costs here (:class:`CostModel`,
-``t = a + b·n``, fitted to every decoding step as it runs, so a busy machine, a GPU and a CPU
-each get their own), and the engine's record of how often each kind of draft was accepted
+``t = a + b·n`` through the median step of each size, from every decoding step as it runs, so a
+busy machine, a GPU and a CPU each get their own), and the engine's record of how often each kind of draft was accepted
 (:class:`Record`: by source, hint or prompt, by the length of the n-gram that matched, and
-whether it continues a run that was all accepted). It adds draft tokens, most likely first, only
-while each one's chance of being accepted raises the expected tokens per second, and sends none
-unless the whole raises it by :data:`GAIN`; so a full batch on a CPU, or a text that copies
+whether it continues a run that was all accepted). In our padded PyTorch batch every row reads as
+many tokens as the row with the most drafts, so it chooses how deep to draft (every row its first
+``d`` drafts) for the best expected tokens per second; llama.cpp's batch reads each row's own, so
+there it adds draft tokens, most likely first, while each raises the expected tokens per second.
+Either way it sends none unless they raise it by :data:`GAIN`; so a full batch on a CPU, or a text that copies
 nothing, decodes plainly: speculation turns itself down under load. A kind whose record fades
 (:data:`RECORD_FORGET`) is tried again now and then, as the text may have changed.
 """
 
 from __future__ import annotations
 
+import statistics
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -45,7 +49,7 @@ from hunyuan_webui.engine.sampling import choose
 
 MAX_DRAFT = 8  # draft tokens per row and step, at most
 GAIN = 1.05  # drafts are sent only where they are expected to raise tokens/s by this much
-FORGET = 0.98  # weight of the past in the cost model, per step (about 50 steps of memory)
+COST_WINDOW = 16  # steps of each size the cost model keeps
 PRIOR_ACCEPTANCE = 0.5  # a kind of draft's chance of acceptance before any was verified
 PRIOR_WEIGHT = 2.0  # how many trials that prior counts as
 RECORD_FORGET = 0.995  # weight of the acceptance record's past, per step (half of it in ~140)
@@ -79,32 +83,39 @@ def verify(logits: torch.Tensor, drafts: Sequence[Sequence[int]], seen: torch.Te
 
 
 class CostModel:
-    """Seconds a forward of ``n`` tokens takes here: ``a + b·n``, a least-squares fit over the
-    steps seen, older ones weighing less (:data:`FORGET` per step)."""
+    """Seconds a forward of ``n`` tokens takes here: ``a + b·n``, fitted to the steps as they run.
+
+    A shared machine makes single steps noisy (one took twice the next, of the same size, while
+    another process ran), and a plain least-squares slope over them came out at zero, which made
+    drafts look free. So steps are kept by size (bucketed by powers of two: 1, 2-3, 4-7...), the
+    last :data:`COST_WINDOW` of each; the line goes through each bucket's median, and is never
+    falling. With one size seen, the slope is unknown and taken as 0: drafts get tried, and
+    their steps measured."""
 
     def __init__(self) -> None:
-        self._w = self._n = self._nn = self._t = self._nt = 0.0
+        self._seen: dict[int, deque[tuple[int, float]]] = {}
 
     def observe(self, tokens: int, seconds: float) -> None:
-        for name in ("_w", "_n", "_nn", "_t", "_nt"):
-            setattr(self, name, getattr(self, name) * FORGET)
-        self._w += 1.0
-        self._n += tokens
-        self._nn += tokens * tokens
-        self._t += seconds
-        self._nt += tokens * seconds
+        self._seen.setdefault(tokens.bit_length(), deque(maxlen=COST_WINDOW)).append(
+            (tokens, seconds))
+
+    def _points(self) -> list[tuple[float, float]]:
+        return [(statistics.fmean(n for n, _ in steps), statistics.median(t for _, t in steps))
+                for steps in self._seen.values()]
 
     def known(self) -> bool:
         """Whether steps of different sizes have been seen (else the slope is unknown)."""
-        return self._w > 0 and self._nn * self._w - self._n ** 2 > 0.25 * self._w ** 2
+        return len(self._seen) > 1
 
     def slope(self) -> tuple[float, float]:
-        """``(a, b)``; both at least 0. Before :meth:`known`, b is taken as 0."""
-        if self._w == 0:
+        """``(a, b)``; both at least 0."""
+        points = self._points()
+        if not points:
             return 0.0, 0.0
-        mean_n, mean_t = self._n / self._w, self._t / self._w
-        spread = self._nn / self._w - mean_n ** 2
-        b = (self._nt / self._w - mean_n * mean_t) / spread if self.known() else 0.0
+        mean_n = statistics.fmean(n for n, _ in points)
+        mean_t = statistics.fmean(t for _, t in points)
+        spread = sum((n - mean_n) ** 2 for n, _ in points)
+        b = sum((n - mean_n) * (t - mean_t) for n, t in points) / spread if spread else 0.0
         b = max(0.0, b)
         return max(0.0, mean_t - b * mean_n), b
 
@@ -150,8 +161,16 @@ class Planner:
     followed an accepted one, per source. A run's ``d``-th token is accepted with the first's
     chance times the others' to the power ``d - 1``."""
 
-    def __init__(self, max_draft: int = MAX_DRAFT) -> None:
+    def __init__(self, max_draft: int = MAX_DRAFT, max_tokens: int | None = None,
+                 padded: bool = True) -> None:
         self.max_draft = max_draft
+        # Whether the engine's batch is padded (PyTorch: every row reads as many tokens as the
+        # one with the most drafts, so a step costs rows x (1 + most drafts)) or not (llama.cpp:
+        # each row reads its own).
+        self.padded = padded
+        # The most tokens a verification step may read in all (None: no limit); the PyTorch
+        # engine on a CPU sets what its direct step serves (engine/decode.py).
+        self.max_tokens = max_tokens
         self.cost = CostModel()
         self.first: dict[tuple[bool, int, bool], Record] = {}
         self.rest: dict[bool, Record] = {}
@@ -164,41 +183,66 @@ class Planner:
         for record in [*self.first.values(), *self.rest.values()]:
             record.fade()
         proposals: list[Proposal] = []
-        chances: list[tuple[float, int]] = []  # (chance the draft is accepted, row)
-        for i, row in enumerate(rows):
-            proposal = NOTHING
+        chances: list[list[float]] = []  # per row: the chance each of its drafts is accepted
+        for row in rows:
+            proposal, odds = NOTHING, []
             if row is not None:
                 proposal = row.drafter.propose(row.answer, min(self.max_draft, row.room - 1))
                 first = self.first.setdefault(proposal.kind, Record()).rate()
                 rest = self.rest.setdefault(proposal.hint, Record()).rate()
-                chances += [(first * rest ** depth, i) for depth in range(len(proposal.tokens))]
+                odds = [first * rest ** depth for depth in range(len(proposal.tokens))]
             proposals.append(proposal)
-        if not chances:
+            chances.append(odds)
+        if not any(chances):
             return proposals
-        taken = [0] * len(rows)
-        for _, i in self._worth(len(rows), sorted(chances, reverse=True)):
-            taken[i] += 1
+        taken = self._padded(chances) if self.padded else self._each(chances)
         return [replace(p, tokens=p.tokens[:n]) if n < len(p.tokens) else p
                 for p, n in zip(proposals, taken)]
 
-    def _worth(self, rows: int, chances: list[tuple[float, int]]) -> list[tuple[float, int]]:
-        """The most likely drafts while each raises the expected tokens per second; none unless
-        the whole raises it by :data:`GAIN` over the plain step."""
-        expected, tokens = float(rows), rows
+    def _padded(self, chances: list[list[float]]) -> list[int]:
+        """Drafts per row for a padded batch, where every row reads as many tokens as the one with
+        the most drafts: the depth ``d`` (each row its first ``d`` drafts, or fewer if it has
+        fewer) with the best expected tokens per second."""
+        rows = len(chances)
         plain = self.cost.seconds(rows)
         if plain <= 0:
-            return []  # nothing measured yet: plain steps first
-        best, taken = expected / plain, 0
-        for count, (chance, _) in enumerate(chances, 1):
+            return [0] * rows  # nothing measured yet: plain steps first
+        expected, best, depth = float(rows), rows / plain, 0
+        for d in range(1, max(map(len, chances)) + 1):
+            tokens = rows * (1 + d)
+            if self.max_tokens is not None and tokens > self.max_tokens:
+                break
+            expected += sum(odds[d - 1] for odds in chances if len(odds) >= d)
+            rate = expected / self.cost.seconds(tokens)
+            if rate > best:
+                best, depth = rate, d
+        if best < GAIN * rows / plain:
+            return [0] * rows
+        return [min(depth, len(odds)) for odds in chances]
+
+    def _each(self, chances: list[list[float]]) -> list[int]:
+        """Drafts per row where each row reads only its own (llama.cpp's batch): the most likely
+        drafts first while each raises the expected tokens per second."""
+        rows = len(chances)
+        plain = self.cost.seconds(rows)
+        if plain <= 0:
+            return [0] * rows
+        ranked = sorted(((c, i) for i, odds in enumerate(chances) for c in odds), reverse=True)
+        expected, tokens, best, count = float(rows), rows, rows / plain, 0
+        for n, (chance, _) in enumerate(ranked, 1):
             expected += chance
             tokens += 1
+            if self.max_tokens is not None and tokens > self.max_tokens:
+                break
             rate = expected / self.cost.seconds(tokens)
             if rate <= best:
                 break
-            best, taken = rate, count
-        if best < GAIN * rows / plain:
-            return []
-        return chances[:taken]
+            best, count = rate, n
+        taken = [0] * rows
+        if best >= GAIN * rows / plain:
+            for _, i in ranked[:count]:
+                taken[i] += 1
+        return taken
 
     def settle(self, drafter: Drafter, proposal: Proposal, accepted: int) -> None:
         """After a verification: ``accepted`` of ``proposal``'s tokens were right."""
