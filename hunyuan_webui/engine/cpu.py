@@ -5,7 +5,10 @@ on a CPU those multiplies are most of the step. ``F.linear`` computes ``x @ W.T`
 ``[out, in]`` weight; which routine does it fastest depends on the number of rows. Measured on the
 benchmark model's weights (one thread, weights read from cache, not registers):
 
-- 1 row: the default BLAS is fastest once ``W.T`` is contiguous in memory (no transposed operand);
+- 1 row: the default BLAS is fastest once ``W.T`` is contiguous in memory (no transposed operand;
+  in fp32 also about 2x oneDNN's two-row kernel on the 1.8B's largest matrix on this project's
+  AMD machine). It rounds differently from the kernels of two rows or more, so in fp32 a row
+  decoded alone gets slightly other numbers than in a batch or beside its own drafts;
 - 2 to 32 rows: oneDNN with the weight reordered ahead of time into its blocked layout is
   1.1-1.3x faster at 4-16 rows;
 - longer inputs (prefill): the two are even, so the BLAS.
@@ -22,9 +25,10 @@ tensor, a view with swapped strides) and, where oneDNN is available and memory a
 copy, turns the module into a :class:`TunedLinear` that picks the routine per call by row count;
 siblings named as above share one reordered copy (:class:`SharedInput`).
 bf16 weights (a bf16 checkpoint on a CPU with AVX512-BF16 or AMX, :mod:`hunyuan_webui.engine.loader`)
-get the same treatment, from one row on: oneDNN's bf16 kernels on a reordered weight beat
-``F.linear``'s at every row count a decoding step has (measured on this project's AVX512-BF16
-machine with ``python -m benchmarks.cpu_step --dtype bf16``, the table in docs/PERFORMANCE.md).
+get the same treatment from one row on, a single row multiplied as two (:func:`packed_product`):
+there oneDNN's two-row kernel beat ``F.linear``'s one-row one (19.9 against 25-29 ms on the same
+matrix), and every row then gets the same numbers alone, in a batch and beside its drafts.
+``python -m benchmarks.cpu_step --dtype bf16`` measures a whole step with and without it.
 
 Results differ from the default only in float rounding order. Weights an embedding shares (a
 tied ``lm_head``) are left alone: an embedding reads whole rows. ``python -m benchmarks.bench``
@@ -59,13 +63,25 @@ def packed_rows(dtype: torch.dtype) -> range:
 
 def packed_product(x: torch.Tensor, packed: torch.Tensor,
                    bias: torch.Tensor | None) -> torch.Tensor:
-    """``x`` times a weight reordered by ``torch.ops.mkldnn._reorder_linear_weight``, plus bias."""
+    """``x`` times a weight reordered by ``torch.ops.mkldnn._reorder_linear_weight``, plus bias.
+
+    One row (bf16) is multiplied as two, itself twice: oneDNN takes another kernel for a single
+    row, which rounds differently, while from two rows on each row's result is the same whatever
+    the others are (checked at load, :func:`hunyuan_webui.engine.decode.decode_step`). So a row
+    gets the same numbers alone, in a batch, and with its drafts beside it (speculative
+    decoding)."""
+    rows = x.numel() // x.shape[-1]
+    if rows == 1:
+        flat = x.reshape(1, x.shape[-1])
+        out = torch.ops.mkldnn._linear_pointwise(torch.cat([flat, flat]), packed, bias, "none",
+                                                 [], "")
+        return out[:1].reshape(*x.shape[:-1], out.shape[-1])
     return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
 
 class TunedLinear(torch.nn.Linear):
-    """``nn.Linear`` that multiplies 2-32 rows (bf16: 1-32) with a oneDNN-reordered copy of its
-    weight, its own or (``shared``) the one it shares with siblings that read the same input."""
+    """``nn.Linear`` that multiplies 1-32 rows with a oneDNN-reordered copy of its weight, its own
+    or (``shared``) the one it shares with siblings that read the same input."""
 
     packed: torch.Tensor | None = None
     shared: SharedInput | None = None

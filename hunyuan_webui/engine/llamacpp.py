@@ -220,17 +220,20 @@ class LlamaCppEngine(BatchingEngine):
             return
         drafts += [[] for _ in asking[len(decoding):]]
         produced = self._choose(asking, logits, drafts)
-        if self._planner is not None:
-            self._planner.steps += any(drafts)
-            if not reading:  # a pass of decoding alone: what it cost
-                self._planner.cost.observe(len(entries), time.perf_counter() - started)
         for row, proposal, tokens in zip(asking, proposals, produced):  # the decoding rows
             if proposal.tokens:
                 self._settle(row, proposal, len(tokens) - 1)
+        chosen = time.perf_counter()
         for row, tokens in zip(asking, produced):
             for token in tokens:
                 row.seen[token] = True
                 self._accept(row, token)
+        if self._planner is not None:
+            self._planner.steps += any(drafts)
+            if not reading:  # a pass of decoding alone: what it cost
+                self._planner.cost.observe(len(entries), chosen - started)
+                self._planner.cost.per_token(sum(map(len, produced)),
+                                             time.perf_counter() - chosen)
 
     def _entries(self, rows: list[_Row], decoding: list[_Row], drafts: list[list[int]]
                  ) -> tuple[list[tuple[int, int, int, bool]], list[_Row], bool]:

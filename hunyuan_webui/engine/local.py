@@ -85,7 +85,8 @@ class LocalEngine(BatchingEngine):
     # -- public interface -------------------------------------------------------------------------
     def status(self) -> EngineStatus:
         loaded = self._model
-        extra: dict[str, Any] = {"speculative": speculation_status(self._planner)}
+        exact = loaded.decode.multi_rows if loaded is not None and loaded.decode else None
+        extra: dict[str, Any] = {"speculative": speculation_status(self._planner, exact)}
         if loaded is not None and loaded.dtype_note:
             extra["dtype_reason"] = loaded.dtype_note
         return self._status(device=str(loaded.device) if loaded else self._requested[1],
@@ -239,9 +240,6 @@ class LocalEngine(BatchingEngine):
         produced = verify(logits, drafts, batch.seen, [r.stream.options for r in batch.rows],
                           [r.generator for r in batch.rows])
         self.steps += 1
-        if planner is not None:
-            planner.cost.observe(logits.shape[0] * logits.shape[1],  # fillers are read too
-                                 time.perf_counter() - started)
         if any(drafts):
             assert planner is not None
             planner.steps += 1
@@ -251,9 +249,13 @@ class LocalEngine(BatchingEngine):
             for row, proposal, tokens in zip(batch.rows, proposals, produced):
                 if row.drafter is not None:
                     planner.settle(row.drafter, proposal, len(tokens) - 1)
+        chosen = time.perf_counter()
         for row, tokens in zip(batch.rows, produced):
             for token in tokens:
                 self._accept(row, token)
+        if planner is not None:  # fillers are read too
+            planner.cost.observe(logits.shape[0] * logits.shape[1], chosen - started)
+            planner.cost.per_token(sum(map(len, produced)), time.perf_counter() - chosen)
         batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
                                   device=batch.mask.device)
 

@@ -19,11 +19,22 @@ when ``y == x`` is that rule (``P(accept) = p(x)``; given a rejection, ``y`` is 
 seeded request gets the answer it gets without drafts. ``tests/test_speculative.py`` checks the
 distribution on a toy vocabulary.
 
+**Bit for bit.** All this holds for the logits; the logits of a verification step are the model's
+own, but are they the very numbers a one-token step would have had? On a CPU, our direct step
+(:mod:`hunyuan_webui.engine.decode`) makes them so and checks it at load: the matrix kernels give
+each row the same numbers from two rows on (a single bf16 row is multiplied as two), and each
+drafted position is attended with the one-token call. So in bf16 (a single row included) and in
+fp32 batches of two rows or more, drafts change no answer, bit for bit; the engine's status says
+from how many rows (``exact_from_rows``). Elsewhere (fp32 one row, the model's forward on a GPU,
+llama.cpp) they are equal up to rounding: where two tokens' scores are within rounding of each
+other an answer can go another way, as it can between a row decoded alone and in a batch.
+
 **Which drafts** (:class:`Planner`): a verification forward with more tokens costs more, the more
 so when the batch is already large or the machine is short of arithmetic (fp32 on a CPU). The
 planner keeps a running fit of what a forward of ``n`` tokens costs here (:class:`CostModel`,
-``t = a + b·n`` through the median step of each size, from every decoding step as it runs, so a
-busy machine, a GPU and a CPU each get their own), and the engine's record of how often each kind of draft was accepted
+straight lines through the median step of each size, from every decoding step as it runs, so a
+busy machine, a GPU and a CPU each get their own, plus what each token produced costs beyond the
+forward: streaming its text), and the engine's record of how often each kind of draft was accepted
 (:class:`Record`: by source, hint or prompt, by the length of the n-gram that matched, and
 whether it continues a run that was all accepted). In our padded PyTorch batch every row reads as
 many tokens as the row with the most drafts, so it chooses how deep to draft (every row its first
@@ -38,7 +49,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -50,6 +61,8 @@ from hunyuan_webui.engine.sampling import choose
 MAX_DRAFT = 8  # draft tokens per row and step, at most
 GAIN = 1.05  # drafts are sent only where they are expected to raise tokens/s by this much
 COST_WINDOW = 16  # steps of each size the cost model keeps
+COST_AGE = 400  # steps after which a size not seen again no longer counts
+TOKEN_COST_WEIGHT = 0.05  # the newest step's weight in the running per-token cost
 PRIOR_ACCEPTANCE = 0.5  # a kind of draft's chance of acceptance before any was verified
 PRIOR_WEIGHT = 2.0  # how many trials that prior counts as
 RECORD_FORGET = 0.995  # weight of the acceptance record's past, per step (half of it in ~140)
@@ -83,45 +96,66 @@ def verify(logits: torch.Tensor, drafts: Sequence[Sequence[int]], seen: torch.Te
 
 
 class CostModel:
-    """Seconds a forward of ``n`` tokens takes here: ``a + b·n``, fitted to the steps as they run.
+    """Seconds a forward of ``n`` tokens takes here, from the steps as they run.
 
     A shared machine makes single steps noisy (one took twice the next, of the same size, while
     another process ran), and a plain least-squares slope over them came out at zero, which made
     drafts look free. So steps are kept by size (bucketed by powers of two: 1, 2-3, 4-7...), the
-    last :data:`COST_WINDOW` of each; the line goes through each bucket's median, and is never
-    falling. With one size seen, the slope is unknown and taken as 0: drafts get tried, and
-    their steps measured."""
+    last :data:`COST_WINDOW` of each, and the cost between sizes is read off straight lines
+    through each bucket's median, never falling. A bucket counts once it holds two steps, and until its newest is
+    :data:`COST_AGE` steps old: one slow first step of a size must not stop drafts for good.
+    With one size counted, the slope is unknown and taken as 0: drafts get tried, and their
+    steps measured."""
 
     def __init__(self) -> None:
-        self._seen: dict[int, deque[tuple[int, float]]] = {}
+        self._seen: dict[int, deque[tuple[int, int, float]]] = {}
+        self._steps = 0
+        # Seconds per token produced, beyond the forward (streaming its text, bookkeeping):
+        # paid per token whatever the drafts, it shrinks what they can win.
+        self.token_seconds = 0.0
+
+    def per_token(self, tokens: int, seconds: float) -> None:
+        if tokens:
+            self.token_seconds += (seconds / tokens - self.token_seconds) * TOKEN_COST_WEIGHT
 
     def observe(self, tokens: int, seconds: float) -> None:
+        self._steps += 1
         self._seen.setdefault(tokens.bit_length(), deque(maxlen=COST_WINDOW)).append(
-            (tokens, seconds))
+            (self._steps, tokens, seconds))
 
     def _points(self) -> list[tuple[float, float]]:
-        return [(statistics.fmean(n for n, _ in steps), statistics.median(t for _, t in steps))
-                for steps in self._seen.values()]
+        return [(statistics.fmean(n for _, n, _ in steps),
+                 statistics.median(t for _, _, t in steps))
+                for steps in self._seen.values()
+                if len(steps) >= 2 and self._steps - steps[-1][0] < COST_AGE]
 
     def known(self) -> bool:
         """Whether steps of different sizes have been seen (else the slope is unknown)."""
-        return len(self._seen) > 1
+        return len(self._points()) > 1
 
-    def slope(self) -> tuple[float, float]:
-        """``(a, b)``; both at least 0."""
-        points = self._points()
-        if not points:
-            return 0.0, 0.0
-        mean_n = statistics.fmean(n for n, _ in points)
-        mean_t = statistics.fmean(t for _, t in points)
-        spread = sum((n - mean_n) ** 2 for n, _ in points)
-        b = sum((n - mean_n) * (t - mean_t) for n, t in points) / spread if spread else 0.0
-        b = max(0.0, b)
-        return max(0.0, mean_t - b * mean_n), b
+    def curve(self) -> Callable[[int], float]:
+        """The cost of a step of ``n`` tokens: straight lines between the sizes seen (each at its
+        median), never falling; past the largest, its last line goes on (flat with one size
+        seen: the slope is unknown, and drafts get tried)."""
+        points = sorted(self._points())
+        for i in range(1, len(points)):  # never falling
+            points[i] = (points[i][0], max(points[i][1], points[i - 1][1]))
+
+        def seconds(tokens: int) -> float:
+            if not points:
+                return 0.0
+            if tokens <= points[0][0] or len(points) == 1:
+                return points[0][1] if tokens <= points[0][0] else points[-1][1]
+            for (n0, t0), (n1, t1) in zip(points, points[1:]):
+                if tokens <= n1:
+                    return t0 + (t1 - t0) * (tokens - n0) / (n1 - n0)
+            (n0, t0), (n1, t1) = points[-2], points[-1]
+            return t1 + (t1 - t0) * (tokens - n1) / (n1 - n0)
+
+        return seconds
 
     def seconds(self, tokens: int) -> float:
-        a, b = self.slope()
-        return a + b * tokens
+        return self.curve()(tokens)
 
 
 @dataclass
@@ -204,7 +238,8 @@ class Planner:
         the most drafts: the depth ``d`` (each row its first ``d`` drafts, or fewer if it has
         fewer) with the best expected tokens per second."""
         rows = len(chances)
-        plain = self.cost.seconds(rows)
+        cost, c = self.cost.curve(), self.cost.token_seconds
+        plain = cost(rows) + c * rows
         if plain <= 0:
             return [0] * rows  # nothing measured yet: plain steps first
         expected, best, depth = float(rows), rows / plain, 0
@@ -213,7 +248,7 @@ class Planner:
             if self.max_tokens is not None and tokens > self.max_tokens:
                 break
             expected += sum(odds[d - 1] for odds in chances if len(odds) >= d)
-            rate = expected / self.cost.seconds(tokens)
+            rate = expected / (cost(tokens) + c * expected)
             if rate > best:
                 best, depth = rate, d
         if best < GAIN * rows / plain:
@@ -224,7 +259,8 @@ class Planner:
         """Drafts per row where each row reads only its own (llama.cpp's batch): the most likely
         drafts first while each raises the expected tokens per second."""
         rows = len(chances)
-        plain = self.cost.seconds(rows)
+        cost, c = self.cost.curve(), self.cost.token_seconds
+        plain = cost(rows) + c * rows
         if plain <= 0:
             return [0] * rows
         ranked = sorted(((c, i) for i, odds in enumerate(chances) for c in odds), reverse=True)
@@ -234,7 +270,7 @@ class Planner:
             tokens += 1
             if self.max_tokens is not None and tokens > self.max_tokens:
                 break
-            rate = expected / self.cost.seconds(tokens)
+            rate = expected / (cost(tokens) + c * expected)
             if rate <= best:
                 break
             best, count = rate, n
@@ -257,9 +293,13 @@ class Planner:
         self.accepted += accepted
 
 
-def speculation_status(planner: Planner | None) -> dict[str, object]:
-    """What the engine's status says of it: on or off, draft tokens verified and accepted."""
+def speculation_status(planner: Planner | None, exact_rows: int | None = None
+                       ) -> dict[str, object]:
+    """What the engine's status says of it: on or off, draft tokens verified and accepted, and
+    from how many rows a verification step's logits are bit for bit those of plain steps
+    (``exact_from_rows``; None: equal only up to rounding, as a row's in a batch of another
+    size is)."""
     if planner is None:
         return {"on": False}
     return {"on": True, "verify_steps": planner.steps, "draft_tokens": planner.proposed,
-            "accepted": planner.accepted}
+            "accepted": planner.accepted, "exact_from_rows": exact_rows}
