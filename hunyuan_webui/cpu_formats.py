@@ -12,8 +12,9 @@ A single user's answers are faster on Q4_K_M in every run so far (one stream); t
 that figure too, for the log line.
 
 The figures come from ``python -m benchmarks.cpu_laptop`` (our engines on the real 1.8B shape,
-random weights, each at its default threads), whose runs are kept in
-``benchmarks/results/``; a new run on such a machine updates a row here, by hand, with its
+random weights, each at its default threads) or ``python -m benchmarks.bench bf16`` (the same
+through the page, the formats in alternating rounds), each row saying which; the runs' JSON is
+kept in ``benchmarks/results/``. A new run on such a machine updates a row here, by hand, with its
 source.
 """
 
@@ -45,10 +46,11 @@ MEASURED: dict[str, Measured] = {
                "laptop table; PyTorch bf16 then without its packed multiplies and direct step)",
         tokens_per_s={BF16: {1: 3.9, 8: 23.2}, Q4: {1: 10.2, 8: 17.7}}),
     "AVX512-BF16": Measured(
-        machine="AMD EPYC (Zen 4, AVX512-BF16, no AMX), 2 cores of a VM",
-        source="python -m benchmarks.cpu_laptop --systems torch-bf16,llamacpp-Q4_K_M,torch-fp32, "
-               "2026-12-04 (benchmarks/results/cpu-laptop-avx512bf16.json)",
-        tokens_per_s={BF16: {1: 0.0, 8: 0.0}, Q4: {1: 0.0, 8: 0.0}}),
+        machine="AMD EPYC (AVX512-BF16, no AMX), 2 cores of a shared VM",
+        source="python -m benchmarks.bench bf16 --rounds 2 --tokens 32, 2026-12-05 00:34 UTC: "
+               "through the page, the medians of 2 rounds in alternating order, load average 4-8 "
+               "(benchmarks/results/bf16-page.json; docs/PERFORMANCE.md, the bf16 table)",
+        tokens_per_s={BF16: {1: 1.6, 8: 6.9}, Q4: {1: 5.4, 8: 4.8}}),
 }
 
 
