@@ -9,9 +9,11 @@ which):
    text: *copy-heavy* (names, numbers, URLs, code), *ordinary* (the other demo phrases), and a
    *re-translation* of each phrase whose previous translation (the draft hint) is the first half
    of its answer, as a text growing under a recogniser gives. At 1 client (one request after the
-   other) and 8 (eight closed-loop clients). Rounds alternate on and off, the order flipping, so
-   a busy machine weighs on both alike; the table has the median of the rounds' tokens/s, the
-   share of draft tokens accepted, and whether every answer was the same on and off.
+   other) and 8 (eight closed-loop clients). On and off take turns a few requests at a time (a
+   shared machine's load changes from one second to the next), the order flipping every turn,
+   so it weighs on both alike; the table has the tokens/s over all turns, the share of draft
+   tokens accepted, the tokens per decoding step, and whether every answer was the same on and
+   off.
 2. **The cost of a verified step on the real Hy-MT2-1.8B shape** (random weights,
    :mod:`benchmarks.cpu_laptop`'s shape): one decoding step of 1 + k tokens per row (a token and
    k drafts) against the plain step, at 1 and 8 rows, in the engine's own precision on this CPU
@@ -54,6 +56,7 @@ class Cell:
     """One (model, kind, clients, on/off) measurement, over the rounds."""
 
     rates: list[float] = field(default_factory=list)  # tokens/s per round
+    seconds: float = 0.0
     tokens: int = 0
     steps: int = 0  # decoding steps (plain and verifying)
     verify_steps: int = 0
@@ -83,8 +86,9 @@ def _copies(source: str) -> bool:
         any(mark in source for mark in ("_", "@"))
 
 
-def _run(engine: Any, requests: list[tuple[Any, str]], clients: int) -> tuple[float, list[str]]:
-    """Tokens/s of ``clients`` closed-loop clients taking requests from one list, and the
+def _run(engine: Any, requests: list[tuple[Any, str]], clients: int
+         ) -> tuple[int, float, list[str]]:
+    """``clients`` closed-loop clients taking requests from one list: tokens, seconds, and the
     answers in request order."""
     from hunyuan_webui.engine import DecodingOptions
 
@@ -110,7 +114,7 @@ def _run(engine: Any, requests: list[tuple[Any, str]], clients: int) -> tuple[fl
         thread.start()
     for thread in threads:
         thread.join()
-    return (engine.tokens_generated - before) / (time.perf_counter() - started), answers
+    return engine.tokens_generated - before, time.perf_counter() - started, answers
 
 
 def _counters(engine: Any) -> tuple[int, int, int, int]:
@@ -119,8 +123,38 @@ def _counters(engine: Any) -> tuple[int, int, int, int]:
             spec.get("accepted", 0))
 
 
+def _measure_cell(engines: dict[bool, Any], requests: list[tuple[Any, str]], clients: int,
+                  rounds: int, cells: dict[bool, Cell]) -> None:
+    """On and off in turns, a chunk of requests at a time (a few seconds each: the load of a
+    shared machine changes from one second to the next), the order flipping every turn."""
+    size = max(clients * 2, 8)
+    chunks = [requests[i:i + size] for i in range(0, len(requests), size)]
+    turn = 0
+    for _ in range(rounds):
+        spent = {on: [0, 0.0] for on in engines}
+        answers: dict[bool, list[str]] = {on: [] for on in engines}
+        for chunk in chunks:
+            turn += 1
+            for on in ((True, False) if turn % 2 else (False, True)):
+                start = _counters(engines[on])
+                tokens, seconds, said = _run(engines[on], chunk, clients)
+                end = _counters(engines[on])
+                spent[on][0] += tokens
+                spent[on][1] += seconds
+                answers[on] += said
+                cell = cells[on]
+                cell.tokens += tokens
+                for name, a, b in zip(("steps", "verify_steps", "drafts", "accepted"), start,
+                                      end):
+                    setattr(cell, name, getattr(cell, name) + b - a)
+        for on, (tokens, seconds) in spent.items():
+            cells[on].rates.append(tokens / seconds)
+            cells[on].seconds += seconds
+            cells[on].answers = answers[on]
+
+
 def measure_demo(fmt: str, rounds: int, repeat: int, say: Any) -> dict[str, Any]:
-    """Every kind at 1 and 8 clients, on and off, rounds alternating."""
+    """Every kind at 1 and 8 clients, on and off in turns."""
     from hunyuan_webui import models
     from hunyuan_webui.demo.model import ensure_demo_model
     from hunyuan_webui.engine.local import LocalEngine
@@ -131,33 +165,22 @@ def measure_demo(fmt: str, rounds: int, repeat: int, say: Any) -> dict[str, Any]
     try:
         for engine in engines.values():
             assert engine.wait_ready(300).state == "ready"
-        cells: dict[tuple[str, int, bool], Cell] = {}
+        rows = []
         for kind in KINDS:
             for clients in (1, 8):
-                requests = _requests(kind, repeat)
-                for r in range(rounds):
-                    for on in ((True, False) if r % 2 == 0 else (False, True)):
-                        engine = engines[on]
-                        cell = cells.setdefault((kind, clients, on), Cell())
-                        start = _counters(engine)
-                        tokens_before = engine.tokens_generated
-                        rate, cell.answers = _run(engine, requests, clients)
-                        end = _counters(engine)
-                        cell.rates.append(rate)
-                        cell.tokens += engine.tokens_generated - tokens_before
-                        for name, a, b in zip(("steps", "verify_steps", "drafts", "accepted"),
-                                              start, end):
-                            setattr(cell, name, getattr(cell, name) + b - a)
-                say(f"{fmt} {kind} {clients} client(s): on "
-                    f"{statistics.median(cells[kind, clients, True].rates):.0f}, off "
-                    f"{statistics.median(cells[kind, clients, False].rates):.0f} tokens/s")
-        return {"format": fmt, "model": spec.id, "rows": [
-            {"kind": kind, "clients": clients, "speculative": on,
-             "tokens_per_s": statistics.median(cell.rates), "rounds": cell.rates,
-             "tokens": cell.tokens, "steps": cell.steps, "verify_steps": cell.verify_steps,
-             "draft_tokens": cell.drafts, "accepted": cell.accepted,
-             "same_answers": cell.answers == cells[kind, clients, not on].answers}
-            for (kind, clients, on), cell in cells.items()]}
+                cells = {on: Cell() for on in engines}
+                _measure_cell(engines, _requests(kind, repeat), clients, rounds, cells)
+                for on, cell in cells.items():
+                    rows.append({
+                        "kind": kind, "clients": clients, "speculative": on,
+                        "tokens_per_s": cell.tokens / cell.seconds, "rounds": cell.rates,
+                        "tokens": cell.tokens, "steps": cell.steps,
+                        "verify_steps": cell.verify_steps, "draft_tokens": cell.drafts,
+                        "accepted": cell.accepted,
+                        "same_answers": cell.answers == cells[not on].answers})
+                say(f"{fmt} {kind} {clients} client(s): on {rows[-2]['tokens_per_s']:.0f}, "
+                    f"off {rows[-1]['tokens_per_s']:.0f} tokens/s")
+        return {"format": fmt, "model": spec.id, "rows": rows}
     finally:
         for engine in engines.values():
             engine.close()
@@ -246,10 +269,11 @@ def table(result: dict[str, Any]) -> str:
              f"Run {result['when']} on {machine['cpus']} CPUs ({machine['processor']}), torch "
              f"{machine['torch']}, transformers {machine['transformers']}; load average "
              f"{machine['load_before']} before, {machine['load_after']} after (a machine shared "
-             f"with other work: read the ratios, not the times). {result['rounds']} rounds, on "
-             "and off alternating.", "",
-             "**On the demo models** (greedy; tokens/s, median of rounds; accepted: the share of "
-             "draft tokens the model agreed with):", "",
+             f"with other work: read the ratios, not the times). {result['rounds']} rounds of "
+             "each cell.", "",
+             "**On the demo models** (greedy; tokens/s over all turns, on and off in turns a "
+             "few requests at a time; accepted: the share of draft tokens the model agreed "
+             "with):", "",
              "| demo model | text | clients | off tokens/s | on tokens/s | on / off | drafts "
              "accepted | tokens per step | same answers |",
              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
