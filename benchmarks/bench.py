@@ -317,7 +317,7 @@ async def cache_check(cfg: Config, peers: bench_peers.Peers, workdir: Path) -> d
         peers.stop("app-cache")
     first, repeats = samples[0], samples[1:]
     calls = [b - a for a, b in zip(counts, counts[1:])]
-    second = repeats[0].latency or 0  # the measure: the second identical request
+    second = repeats[0].latency or 0  # the measure: the second identical request
     return {"answer_tokens": length, "first_s": round(first.latency or 0, 4),
             "repeat_s": [round(s.latency or 0, 4) for s in repeats],
             "repeat_fraction": round(second / first.latency, 4) if first.latency else None,

@@ -8,7 +8,7 @@ document; then 30 students for three minutes: mostly short phrases, about 40% th
 example, a few 2,000-character pastes, about 10% of tabs closed after the first text, and one
 ``kill -9`` of the engine process. It reports requests, errors, hangs (no progress for 30 s:
 aborted), first-text times against the idle server, cache hits and model calls, the memory of
-both processes before and after, and the issue's targets
+both processes before and after, and the targets
 (:mod:`~benchmarks.classroom_report`). Every wait has a deadline; the server and its
 engine are stopped at the end, on errors and on Ctrl+C. It is a measurement: it exits 0 even when
 targets fail, and says which.
@@ -40,7 +40,7 @@ from benchmarks.classroom_server import ServerProcess, SoakError, rss_mib
 from benchmarks.classroom_students import SHORT_LIMIT_S, Soak, Texts
 from benchmarks.report import update_doc
 
-CLIENTS = 8  # the clients of single sentences, idle and beside the document
+CLIENTS = 8  # the clients of single sentences, idle and beside the document
 CLOSE_SHARE = 0.10  # requests whose tab is closed after the first text
 THINK_S = (1.0, 4.0)  # a student reads the answer before typing the next phrase
 START_TIMEOUT_S = 300.0  # the server loads and warms the demo model

@@ -1,5 +1,5 @@
 """The classroom soak's numbers: what each simulated student saw (:class:`Outcome`), the
-statistics over those outcomes, the issue's targets with PASS/FAIL, and the markdown section
+statistics over those outcomes, the targets with PASS/FAIL, and the markdown section
 written into docs/RELIABILITY.md. Pure functions of recorded data, so the unit tests drive them
 without a server; :mod:`benchmarks.classroom` records the data.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from benchmarks.report import percentile
 
-# The issue's targets.
+# The targets.
 MAX_READY_AFTER_KILL_S = 30.0
 MAX_FAIR_P95_RATIO = 2.0
 MIN_REPEAT_SERVED = 0.90
@@ -134,7 +134,7 @@ def growth(before: float | None, after: float | None) -> float | None:
 
 # -- targets ------------------------------------------------------------------------------------
 def evaluate(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The issue's targets, each with the measured value, the goal and met (None: not measured)."""
+    """The targets, each with the measured value, the goal and met (None: not measured)."""
     checks: list[dict[str, Any]] = []
 
     def add(target: str, value: Any, goal: str, met: bool | None, note: str = "") -> None:

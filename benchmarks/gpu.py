@@ -1,4 +1,4 @@
-"""The GPU check (issue 14): the real 7B shape, random weights, our own engine, one prepared run.
+"""The GPU check: the real 7B shape, random weights, our own engine, one prepared run.
 
 ``python -m benchmarks.gpu`` builds a random-weight ``HunYuanDenseV1ForCausalLM`` of the real 7B
 shape in bf16 directly on the GPU (:func:`benchmarks.peers.build_checkpoint`: every stop and special
@@ -22,7 +22,7 @@ Progress goes to stderr, stamped with the elapsed time; the markdown table to st
 ``--doc`` between :data:`DOC_START` and :data:`DOC_END`. ``--from-json FILE --doc PATH`` renders
 a saved run (e.g. one brought back from the GPU machine) without measuring anything.
 
-``--device cpu --size tiny --tokens 8`` runs the same code in seconds (tests/test_bench_gpu.py).
+``--device cpu --size tiny --tokens 8`` runs the same code in seconds (tests/service/test_bench_gpu.py).
 """
 
 from __future__ import annotations

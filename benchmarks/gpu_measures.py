@@ -2,7 +2,7 @@
 through the app's engine, each timed against the run's :class:`Budget`.
 
 Only torch, transformers (through the engine), safetensors and this app's engine modules are
-imported: the GPU machine has nothing else (tests/test_bench_gpu.py checks it).
+imported: the GPU machine has nothing else (tests/service/test_bench_gpu.py checks it).
 """
 
 from __future__ import annotations

@@ -81,7 +81,7 @@ def summarize(system: str, clients: int, batches: list[Batch], tokens: int) -> R
 
 
 def target_checks(rows: list[Row], cache: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The issue's targets, each with the measured ratio and whether it is met."""
+    """The targets, each with the measured ratio and whether it is met."""
     by = {(r.system, r.clients): r for r in rows}
     checks = []
 

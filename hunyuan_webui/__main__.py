@@ -1,8 +1,8 @@
-"""Command line: ``python -m hunyuan_webui {translate,demo-model,serve}``.
+"""Command line: ``python -m hunyuan_webui {translate,demo-model,demo-asr,serve}``.
 
 ``translate`` streams one translation to the terminal through the same service the web app uses;
-``demo-model`` prints the bundled demo checkpoint's directory (building it if needed); ``serve``
-runs the web app (same flags as ``app.py``).
+``demo-model`` prints the bundled demo checkpoint's directory (building it if needed);
+``demo-asr`` the demo speech recogniser's; ``serve`` runs the web app (same flags as ``app.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def _translate(argv: Sequence[str]) -> int:
     # The library, as a notebook uses it: load and wait, then stream one job.
     with Translator.from_settings(settings) as translator:
         job = translator.job(text, to=own.target, source=own.source,
-                             deterministic=own.deterministic, **_mode_fields(own))
+                             deterministic=own.deterministic, **_mode_fields(own)).hold()
         for update in job:
             sys.stdout.write(update.delta)
             sys.stdout.flush()
@@ -131,13 +131,29 @@ def _demo_model(argv: Sequence[str]) -> int:
     return 0
 
 
+def _demo_asr(argv: Sequence[str]) -> int:
+    from hunyuan_webui.demo.asr import DEMO_ASR_DIR, build_demo_asr, ensure_demo_asr
+
+    parser = argparse.ArgumentParser(prog="python -m hunyuan_webui demo-asr",
+                                     description="Print the demo speech recogniser's directory "
+                                                 "(a CTranslate2 Whisper that knows the demo "
+                                                 "phrases as espeak-ng speaks them), building it "
+                                                 "first if it is missing.")
+    parser.add_argument("--rebuild", action="store_true",
+                        help="build it again from the phrase table (needs espeak-ng; minutes)")
+    args = parser.parse_args(argv)
+    print(build_demo_asr(DEMO_ASR_DIR, verbose=True) if args.rebuild else ensure_demo_asr())
+    return 0
+
+
 def _serve(argv: Sequence[str]) -> int:
     from hunyuan_webui.app import main
 
     return main(argv)
 
 
-COMMANDS = {"translate": _translate, "demo-model": _demo_model, "serve": _serve}
+COMMANDS = {"translate": _translate, "demo-model": _demo_model, "demo-asr": _demo_asr,
+            "serve": _serve}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usage: python -m hunyuan_webui {{{','.join(COMMANDS)}}} [options]\n\n"
               "  translate   translate text from the command line\n"
               "  demo-model  print a bundled demo model's directory (--format 1.8b)\n"
+              "  demo-asr    print the bundled demo speech recogniser's directory\n"
               "  serve       run the web app (see: serve --help)", file=sys.stderr)
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     try:

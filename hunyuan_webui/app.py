@@ -28,6 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from hunyuan_webui import library
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
+from hunyuan_webui.cli_help import app_parser
 from hunyuan_webui.core import kinds
 from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
@@ -35,22 +36,22 @@ from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.rooms import Rooms
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Speech
+from hunyuan_webui.speech_choice import build_speech, choose_speech
 from hunyuan_webui.urls import lan_ip
-from hunyuan_webui.web import api
+from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.classroom import PAGE_PREFIXES
 from hunyuan_webui.web.classroom import routes as rooms
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
 from hunyuan_webui.web.guards.security import LoginGuard, SecurityHeaders, slow_client_protocol
-from hunyuan_webui.web.guards.visitor_files import (
-    MB,
-    VisitorFiles,
+from hunyuan_webui.web.guards.upload_folder import (
     claim_upload_folder,
     release_upload_folder,
-    track_upload_temps,
+    skip_empty_cache_files,
 )
-from hunyuan_webui.web.page import fonts
+from hunyuan_webui.web.guards.visitor_files import MB, VisitorFiles, track_upload_temps
 from hunyuan_webui.web.page.client import CSS, HEAD, THEME
 from hunyuan_webui.web.page.events import skip_absent_matplotlib
 from hunyuan_webui.web.page.layout import build_ui
@@ -62,9 +63,10 @@ log = logging.getLogger("hunyuan_webui")
 
 
 def create_app(settings: Settings, translator: Translator | None = None,
-               banner: str = "") -> FastAPI:
-    """The whole server as an ASGI app (the engine loads in the background); ``banner`` is
-    markdown shown at the top of the page (what the demo model is, and how to get a real one)."""
+               banner: str = "", speech: Speech | None = None) -> FastAPI:
+    """The whole server as an ASGI app (the engine and the speech recogniser load in the
+    background); ``banner`` is markdown shown at the top of the page (what the demo model is, and
+    how to get a real one; why there is no speech recogniser)."""
     # The same loading path as the library's (hunyuan_webui.Translator.load); not waited for here:
     # the page shows the loading state meanwhile.
     translator = translator or library.Translator.from_settings(settings, wait=False).service
@@ -73,17 +75,20 @@ def create_app(settings: Settings, translator: Translator | None = None,
     # Gradio's before the page is built: its blocks read it when they are made.
     folder = claim_upload_folder(settings.upload_dir, settings.port)
     track_upload_temps()
+    skip_empty_cache_files()
     files = VisitorFiles(folder, ttl=settings.files_ttl,
                          session_quota=settings.upload_quota_mb * MB,
+                         address_quota=settings.upload_address_mb * MB,
                          total_quota=settings.upload_total_mb * MB)
     # Innermost first: the Gatekeeper sees each request after the login guard and the headers.
     guards = [(Gatekeeper, {"access": access, "files": files}),
               (LoginGuard, {"throttle": LoginThrottle()}),
               (SecurityHeaders, {})]
-    app = api.create_api(translator, settings, access=access, guards=guards)
+    speech = speech or build_speech(settings)  # loads beside the translator
+    app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
     app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
-    app.include_router(rooms.create_router(app.state.rooms, settings))
-    demo = build_ui(translator, banner, access=access, files=files)
+    app.include_router(rooms.create_router(app.state.rooms, settings, speech))
+    demo = build_ui(translator, banner, access=access, files=files, speech=speech)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
     # the server grow by 225 MB in 2,000 requests. Bounded here (read when the page is mounted).
@@ -172,12 +177,23 @@ def check_hardware(settings: Settings) -> None:
             f"(about {estimate_weight_gib(spec.params_b, 'fp32'):.0f} GiB of RAM, and slow).")
 
 
+def _report_speech(speech: Speech) -> None:
+    """One line on the speech recogniser once it has settled: which, or why there is none."""
+    status = speech.wait_ready(600)
+    if status.state == "ready":
+        print(f"Speech recogniser ready: {status.model} ({status.backend}, {status.device} "
+              f"{status.compute_type})".replace(" , ", " ").replace(" )", ")"), flush=True)
+    else:
+        print(f"Speech recogniser {status.state}: {status.reason} (the class can still be "
+              "typed)", flush=True)
+
+
 def _display_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = settings_mod.build_parser("app.py")
+    parser = app_parser("app.py")
     argv, teach = _class_flag(list(sys.argv[1:] if argv is None else argv))
     try:
         settings, rest = settings_mod.from_sources(argv, parser=parser)
@@ -192,9 +208,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         choice = choose(settings)
         settings = choice.settings
         (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)
+        if choice.why:  # a fall-back, said on the terminal in one line (not only in the log)
+            print(f"Hunyuan-MT translator: {choice.why}", file=sys.stderr, flush=True)
+        heard = choose_speech(settings)
+        settings = heard.settings
+        (log.warning if heard.banner else log.info)("launch choice: %s", heard.reason)
         check_hardware(settings)
         skip_absent_matplotlib()
-        app = create_app(settings, banner=choice.banner)
+        app = create_app(settings, banner="\n\n".join(b for b in (choice.banner, heard.banner)
+                                                      if b), speech=build_speech(settings, heard))
         server = Server(app, settings).start()
     except TranslatorError as exc:
         print(f"error: {exc.user_message}", file=sys.stderr)
@@ -219,6 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
         if teach:
             _open_class(app, server.url, settings, teach)
+        _report_speech(app.state.speech)  # after the class's links: a download may take a while
         while server.thread.is_alive():
             server.thread.join(0.5)
     except KeyboardInterrupt:

@@ -102,3 +102,10 @@ class CancelledError(TranslatorError):
 
     code = "cancelled"
     http_status = 499
+
+
+class UnsupportedAudioError(InputError):
+    """Audio that cannot be read: not a sound file, a format not understood, or no sound in it."""
+
+    code = "unsupported_audio"
+    http_status = 415

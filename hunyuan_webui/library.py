@@ -9,6 +9,10 @@ notebook or a script, without running the server.
         print(piece, end="")
     translator.translate_many(["你好", "谢谢。"], to="en")
 
+    from hunyuan_webui import Transcriber
+
+    Transcriber.load(demo=True).transcribe("speech.wav", language="zh").text   # '早上好。'
+
 A thin facade over the service the web app runs (:class:`hunyuan_webui.service.Translator`): the
 same official prompts, language detection, sentence segmentation, phrase cache and batching. The
 command line is built on it; the server hands its ``service`` to the page and the HTTP routes.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from hunyuan_webui import service
@@ -29,11 +34,12 @@ from hunyuan_webui.core import kinds
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import InputError, ModelLoadError
-from hunyuan_webui.languages import AUTO, LANGUAGES, Language
+from hunyuan_webui.languages import AUTO, LANGUAGES, Language, normalize
 from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.modes import parse_glossary, parse_instructions
 from hunyuan_webui.service import Job, TranslationRequest, TranslationResult
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Listener, Pacing, Speech, SpeechStatus, Transcript
 
 # What a call may ask for besides decoding options (which DecodingOptions checks and lists).
 REQUEST_KEYWORDS = ("mode", "glossary", "context", "variants", "style", "instructions",
@@ -126,8 +132,11 @@ class Translator:
         return self.job(text, to, source, **options).result()
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
-        """The translation as it is generated; the pieces join to exactly ``translate``'s text."""
-        for update in self.job(text, to, source, **options):
+        """The translation as it is generated; the pieces join to exactly ``translate``'s text.
+        A piece is never taken back: with the answer checks on, each sentence comes once it is
+        judged whole (``job()`` streams as the model writes, its updates ``replaced`` when the
+        checks take text back)."""
+        for update in self.job(text, to, source, **options).hold():
             if update.delta:
                 yield update.delta
 
@@ -148,3 +157,75 @@ class Translator:
     @property
     def model(self) -> str:
         return self.service.spec.id
+
+
+class Transcriber:
+    """A loaded speech recogniser; ``transcribe`` a file, or ``listen`` to a stream.
+
+        from hunyuan_webui import Transcriber
+
+        ear = Transcriber.load(demo=True)              # or model="small", endpoint="http://..."
+        ear.transcribe("lesson.wav", language="zh")     # '早上好。请打开书。'
+        ear.transcribe(wav_bytes, language="en").utterances   # with times and pieces
+
+    The recogniser the server runs (:mod:`hunyuan_webui.speech`): the same voice activity
+    detection, the same gate against invented sentences, the same model choice
+    (:mod:`hunyuan_webui.speech_choice`) when no model is named.
+    """
+
+    def __init__(self, speech: Speech) -> None:
+        self.speech = speech
+
+    @classmethod
+    def load(cls, model: str | None = None, *, demo: bool = False, endpoint: str | None = None,
+             wait: bool = True, timeout: float | None = None, **settings: Any) -> Transcriber:
+        """Load ``model`` (a CTranslate2 Whisper directory, a hub id, or a faster-whisper name
+        such as ``small``; by default what fits this machine), the demo recogniser
+        (``demo=True``), or use the transcription server at ``endpoint``. Other keywords are
+        :class:`~hunyuan_webui.settings.Settings` fields (``device``, ``max_audio_seconds``...)."""
+        from hunyuan_webui.speech_choice import build_speech, choose_speech
+
+        names = {f.name for f in fields(Settings)}
+        unknown = sorted(set(settings) - names)
+        if unknown:
+            raise InputError(f"Unknown setting(s) {', '.join(unknown)}. Valid: "
+                             f"{', '.join(sorted(names))}.")
+        if model is not None:
+            settings["asr_model"] = model
+        if endpoint is not None:
+            settings["asr_endpoint"] = endpoint
+        chosen = choose_speech(Settings(demo=demo, **settings))
+        transcriber = cls(build_speech(chosen.settings, chosen))
+        if wait:
+            transcriber.wait_ready(timeout)
+        return transcriber
+
+    def wait_ready(self, timeout: float | None = None) -> None:
+        status = self.speech.wait_ready(timeout)
+        if status.state != "ready":
+            raise ModelLoadError(status.reason or f"The speech recogniser is {status.state}.")
+
+    def transcribe(self, audio: str | Path | bytes, language: str | None = None) -> Transcript:
+        """The text of a sound file (a path or its bytes) in ``language`` (a code such as
+        "zh" or "en"; None detects it from the first words): ``.text``, ``.utterances``."""
+        data = audio if isinstance(audio, bytes) else Path(audio).read_bytes()
+        return self.speech.transcribe(data, normalize(language) if language else None)
+
+    def listen(self, language: str | None, **pacing: Any) -> Listener:
+        """The streaming API: ``feed`` 16 kHz mono 16-bit PCM, get Draft and Final events
+        (:class:`~hunyuan_webui.speech.listener.Listener`; ``pacing``: its
+        :class:`~hunyuan_webui.speech.listener.Pacing` fields)."""
+        return self.speech.listener(normalize(language) if language else None, Pacing(**pacing))
+
+    @property
+    def status(self) -> SpeechStatus:
+        return self.speech.status()
+
+    def close(self) -> None:
+        self.speech.close()
+
+    def __enter__(self) -> Transcriber:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

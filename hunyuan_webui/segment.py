@@ -69,7 +69,7 @@ class Document:
 
     def render(self, translations: Sequence[str], target: str | None = None) -> str:
         """The document with each translatable piece replaced by its translation, in order,
-        spaced as ``target`` writes (as the streamed text is, :mod:`~.service.sentences`): a space
+        spaced as ``target`` writes (as the streamed text is, :mod:`~.service.translate.sentences`): a space
         between translations whose sources touched ("谢谢。请坐。" into English), none after a
         full-width stop ("Thank you. Sit down." into Chinese). No target: the layout as it was."""
         if len(translations) != (n := len(self.segments)):

@@ -82,6 +82,26 @@ class Settings:
     cpu_threads: int = _opt(0, "Threads for CPU inference; 0 = all cores but one (the web server "
                             "needs the other), both on a 2-core machine, where the engine's idle "
                             "threads then sleep (OMP_WAIT_POLICY=PASSIVE) instead of spinning.")
+    # speech (README, Teach a class: speaking)
+    speech: bool = _opt(True, "Load a speech recogniser beside the translator (the class's "
+                        "speech routes, /v1/audio/transcriptions); --no-speech: none, typing "
+                        "only.", group="speech")
+    asr_model: str = _opt("auto", "Speech model: a CTranslate2 Whisper directory, a hub id "
+                          "(Systran/faster-whisper-small) or a faster-whisper name (small, "
+                          "large-v3-turbo); auto = what fits this machine (README, Speech): "
+                          "large-v3-turbo on a GPU; on a CPU in int8, small with 8 cores or more, "
+                          "else base; the demo recogniser with --demo.", group="speech")
+    asr_endpoint: str | None = _opt(None, "Base URL of an OpenAI-compatible transcription "
+                                    "server (e.g. vLLM serving Whisper: http://host:8000/v1) to "
+                                    "recognise speech instead of a local model.", group="speech")
+    asr_api_key: str | None = _opt(None, "API key for --asr-endpoint.", secret=True,
+                                   group="speech")
+    asr_remote_model: str = _opt("whisper-1", "Model name sent to --asr-endpoint.",
+                                 group="speech")
+    max_audio_bytes: int = _opt(25_000_000, "Largest audio file accepted by the speech routes, "
+                                "in bytes (413 beyond).", group="speech")
+    max_audio_seconds: float = _opt(3600.0, "Longest audio file accepted, in seconds (413 "
+                                    "beyond).", group="speech")
     # limits and batching
     max_input_chars: int = _opt(5000, "Longest input accepted, in characters.", group="limits")
     max_input_tokens: int = _opt(4096, "Longest input accepted, in tokens.", group="limits")
@@ -96,6 +116,10 @@ class Settings:
                           "who owns it; then it is deleted.", group="limits")
     upload_quota_mb: int = _opt(50, "Megabytes of uploaded and translated files one browser "
                                 "session may hold at once (413 beyond).", group="limits")
+    upload_address_mb: int = _opt(200, "Megabytes of uploaded and translated files the sessions "
+                                  "of one client address may hold at once (429 beyond), so "
+                                  "that one client cannot fill everyone's space.",
+                                  group="limits")
     upload_total_mb: int = _opt(1000, "Megabytes of uploaded and translated files all sessions "
                                 "together may hold at once (429 beyond).", group="limits")
     upload_dir: str | None = _opt(None, "Folder of uploads and translated files, owned by the app: "
@@ -123,11 +147,16 @@ class Settings:
     # guards (README, Guards)
     guards: bool = _opt(True, "Check every answer before it is shown and cached: --no-guards "
                         "turns all of the guards below off.", group="guards")
-    language_guard: bool = _opt(True, "Retry, then mark, an answer in the wrong language.",
+    language_guard: bool = _opt(True, "Retry, then mark, an answer in the wrong language or "
+                                "half untranslated.",
                                 group="guards")
     loop_guard: bool = _opt(True, "Stop, retry, then mark, an answer that repeats itself or "
-                            "outgrows its source.", group="guards")
+                            "outgrows its source; retry, then mark, an empty or cut-off one.",
+                            group="guards")
     copy_guard: bool = _opt(True, "Retry, then mark, an answer that is the source again.",
+                            group="guards")
+    kept_guard: bool = _opt(True, "Retry, then mark, an answer that lost a number, a web or "
+                            "e-mail address, inline code or a placeholder of its source.",
                             group="guards")
     # cache
     cache_size: int = _opt(4096, "Entries in the in-memory phrase cache (0 disables it).",
@@ -203,7 +232,8 @@ class Settings:
         if self.max_segments_per_request < 0:
             raise InputError("--max-segments-per-request must be 0 (automatic) or more.")
         for name in ("files_ttl", "header_timeout", "max_file_bytes", "max_body_bytes",
-                     "upload_quota_mb", "upload_total_mb"):
+                     "upload_quota_mb", "upload_address_mb", "upload_total_mb",
+                     "max_audio_bytes", "max_audio_seconds"):
             if getattr(self, name) <= 0:
                 raise InputError(f"--{_flag(name)} must be positive.")
         for name in ("visitor_rpm", "visitor_chars_per_day", "rate_limit_rpm",
@@ -246,7 +276,7 @@ class Settings:
             value = getattr(self, f.name)
             if f.metadata.get("secret") and value:
                 value = "***"
-            elif f.name in ("endpoint", "redis_url") and value:
+            elif f.name in ("endpoint", "redis_url", "asr_endpoint") and value:
                 value = ",".join(redact_url(u.strip()) for u in value.split(","))
             out[f.name] = value
         return out

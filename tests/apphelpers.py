@@ -163,7 +163,7 @@ def file_data(path: str) -> dict:
 
 
 def document_call(path_or_file: str | dict, source: str = "en", target: str = "en") -> dict:
-    """The Document tab's endpoint, as the issue's probe called it."""
+    """The Document tab's endpoint, as the reported probe called it."""
     data = path_or_file if isinstance(path_or_file, dict) else file_data(path_or_file)
     return {"data": [data, source, target, [], True, EMPTY_GLOSSARY]}
 

@@ -1,13 +1,27 @@
-"""Shared fixtures: the demo model (real architecture, shipped checkpoint) behind one engine.
+"""The suite's rules, and the one demo engine its model-loading tiers share.
 
-One fp32 engine serves the whole session, as in TGI's tests; each test gets a fresh Translator
-(no cache unless it asks) so model-call counts are its own.
+The tests are in four tiers, a folder each, with the fixtures a tier shares in its own conftest:
 
-Two rules for the whole suite live here too:
+- ``fast/``: no model is loaded (fakes that subclass the real ``Engine``, pure functions, servers
+  on fake engines); all of it is the fast lane;
+- ``service/``: the demo model in-process (the engine, the translator, the library, benchmarks);
+- ``http/``: real servers (the app on a loopback port, ``app.py`` in a child process, managed and
+  remote engines), reached through real clients;
+- ``browser/``: the page in Debian's Chromium.
+
+A file whose tests mix tiers sits in the tier of its heaviest. The helpers every tier imports
+(``apphelpers``, ``fakes``, ``browserhelpers``...) are modules of this folder.
+
+One fp32 engine on the demo model (real architecture, shipped checkpoint) serves the whole
+session, as in TGI's tests, to the three tiers that load the model; each test gets a fresh
+Translator (no cache unless it asks) so model-call counts are its own.
+
+Three rules for the whole suite live here too:
 
 - Every test that needs the demo model (it asks for ``demo_dir``, directly or through ``engine``,
   ``translator``...) is marked ``slow``, so ``pytest -m "not slow"`` is the fast lane: no model is
   loaded.
+- ``fast/`` holds no slow test: a test marked ``slow`` there fails the run's collection.
 - A skipped test is a test that did not run: the run fails when any test is skipped, unless it is
   on :data:`ALLOWED_SKIPS` with the reason it may be. ``bash launch.sh test`` installs what the
   suite needs (redis-server, chromium), so nothing should skip.
@@ -17,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -30,10 +45,19 @@ from hunyuan_webui.settings import Settings
 ALLOWED_SKIPS: dict[str, str] = {}
 
 
+FAST_TIER = Path(__file__).resolve().parent / "fast"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "demo_dir" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    misplaced = [item.nodeid for item in items if item.get_closest_marker("slow") is not None
+                 and FAST_TIER in Path(item.path).parents]
+    if misplaced:
+        raise pytest.UsageError("tests/fast/ is the fast lane, but these are slow (they load the "
+                                "model or say so); move them to the tier of what they start: "
+                                + ", ".join(misplaced))
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

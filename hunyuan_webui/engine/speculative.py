@@ -16,7 +16,7 @@ draft that is one token with certainty: accept the draft ``x`` with probability 
 rejection draw from ``p`` with ``x`` removed and renormalised. Drawing ``y ~ p`` and accepting
 when ``y == x`` is that rule (``P(accept) = p(x)``; given a rejection, ``y`` is distributed as
 ``p`` without ``x``), and it draws exactly once per produced token, as plain decoding does: a
-seeded request gets the answer it gets without drafts. ``tests/test_speculative.py`` checks the
+seeded request gets the answer it gets without drafts. ``tests/fast/test_speculative.py`` checks the
 distribution on a toy vocabulary.
 
 **Bit for bit.** All this holds for the logits; the logits of a verification step are the model's

@@ -64,6 +64,7 @@ from hunyuan_webui.errors import InputTooLongError
 from hunyuan_webui.files.common import (
     SUPPORTED,
     Batch,
+    Finish,
     TranslateFn,
     decode,
     extension,
@@ -78,7 +79,8 @@ from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
 
-__all__ = ["SUPPORTED", "FileResult", "TranslateFn", "csv_columns", "translate_file"]
+__all__ = ["SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns", "read_file",
+           "translate_file"]
 
 DEFAULT_MAX_BYTES = 5_000_000
 
@@ -118,6 +120,57 @@ def translate_file(
     target to translate into, before ``translate`` is called (a file already in the target
     language may go into another).
     """
+    read = read_file(filename, data, lang=lang, target_lang=target_lang,
+                     csv_columns=csv_columns, max_bytes=max_bytes)
+    try:
+        return read.translate(translate, target_for)
+    finally:
+        read.close()
+
+
+@dataclass
+class ReadFile:
+    """A file read (parsed within its limits) and ready to translate: :meth:`segments` are the
+    texts :meth:`translate` will send, each once."""
+
+    filename: str
+    batch: Batch
+    finish: Finish
+
+    def segments(self) -> list[str]:
+        return self.batch.unique()
+
+    def translate(self, translate: TranslateFn,
+                  target_for: Callable[[list[str]], str] | None = None) -> FileResult:
+        """Send the segments to ``translate`` in one call and rebuild the file (once)."""
+        if target_for is not None:
+            self.batch.target = languages.normalize(target_for(self.batch.content()))
+        target = self.batch.target or "en"
+        rendered = self.batch.run(translate)
+        return FileResult(output_name(self.filename, target), self.finish(rendered),
+                          self.batch.sent, target)
+
+    def close(self) -> None:
+        """Let the parsed file go now (a library's own reference cycles would hold a
+        document's trees until the next full garbage collection, and an error's traceback
+        this object)."""
+        for close in self.batch.closers:
+            close()
+        self.batch.closers.clear()
+        self.batch.docs.clear()
+        self.finish = _closed
+
+
+def _closed(rendered: list[str]) -> bytes:
+    raise RuntimeError("This file was closed.")
+
+
+def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lang: str = "en",
+              csv_columns: Sequence[str] | None = None,
+              max_bytes: int = DEFAULT_MAX_BYTES) -> ReadFile:
+    """Read one uploaded file, refusing (with words) an unsupported type, a file over
+    ``max_bytes``, a package that unpacks too far (:mod:`~hunyuan_webui.files.package`) and
+    content that is not what its name says; nothing is translated yet."""
     ext = extension(filename)
     target = languages.normalize(target_lang)
     if lang is not None and lang.strip().lower() not in ("", languages.AUTO):
@@ -143,11 +196,7 @@ def translate_file(
         finish = html_file(decode(data, ext), batch)
     else:
         finish = txt_file(decode(data, ext), batch)
-    if target_for is not None:
-        target = languages.normalize(target_for(batch.content()))
-        batch.target = target
-    rendered = batch.run(translate)
-    return FileResult(output_name(filename, target), finish(rendered), batch.sent, target)
+    return ReadFile(filename, batch, finish)
 
 
 def csv_columns(data: bytes) -> list[str]:

@@ -31,6 +31,7 @@ class Batch:
         self.docs: list[Document] = []
         self.sent = 0
         self.headings: set[str] = set()  # segments of a table's header row: not the file's prose
+        self.closers: list[Callable[[], None]] = []  # what lets a reader's memory go at once
 
     def mark_headings(self, text: str) -> None:
         """``text`` heads a table (a spreadsheet's first row): it is translated, but it does not

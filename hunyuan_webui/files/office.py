@@ -24,17 +24,11 @@ import re
 import zipfile
 from collections.abc import Iterable
 
-from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.common import (
-    Batch,
-    Finish,
-    binary_kind,
-    first_line,
-    spaced_rewrites,
-)
+from hunyuan_webui.files.common import Batch, Finish, spaced_rewrites
+from hunyuan_webui.files.ooxml import open_office
+from hunyuan_webui.files.package import parse_xml
 from hunyuan_webui.segment import is_translatable
 
-_ZIP_INFLATION_LIMIT = 20  # as for .docx: refuse packages that inflate too far
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _S = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -43,7 +37,7 @@ _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
 class _Kind:
     def __init__(self, ext: str, name: str, article: str, parts: str, para: str, run: str, rpr: str,
                  text: str, needs: str) -> None:
-        self.ext, self.name, self.parts = ext, name, re.compile(parts)
+        self.ext, self.name, self.article, self.parts = ext, name, article, re.compile(parts)
         self.a_name = f"{article} {name}"
         self.para, self.run, self.rpr, self.text, self.needs = para, run, rpr, text, needs
 
@@ -73,11 +67,7 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
     for info, blob in members:
         if not kind.parts.match(info.filename):
             continue
-        try:
-            root = etree.fromstring(blob, parser=etree.XMLParser(resolve_entities=False,
-                                                                 huge_tree=False))
-        except etree.XMLSyntaxError as exc:
-            raise InputError(f"This {kind.ext} file is damaged: {first_line(exc)}") from None
+        root = parse_xml(blob, kind.ext, info.filename)
         parsed[info.filename] = root
         for groups in _spans(root, kind):
             spans = []
@@ -115,24 +105,12 @@ def _package_file(data: bytes, batch: Batch, max_bytes: int, kind: _Kind) -> Fin
 
 
 def _open_package(data: bytes, max_bytes: int, kind: _Kind) -> list[tuple[zipfile.ZipInfo, bytes]]:
-    """Every member of the package, or a refusal that says what the file really is."""
-    if not data.startswith(b"PK\x03\x04"):
-        found = binary_kind(data)
-        if found and "old Office" in found:
-            raise InputError(f"This is an old {kind.name} file. Save it as {kind.ext} and upload "
-                             f"it again.")
-        raise InputError(f"This {kind.ext} file is {found or f'not {kind.a_name} file'}; "
-                         f"expected {kind.a_name} ({kind.ext}) file.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            infos = package.infolist()
-            if sum(i.file_size for i in infos) > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
-                raise InputTooLongError(f"This {kind.ext} file unpacks to too much data.")
-            if kind.needs not in {i.filename for i in infos}:
-                raise InputError(f"This {kind.ext} file is not {kind.a_name} file.")
-            return [(i, package.read(i)) for i in infos]
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-        raise InputError(f"This {kind.ext} file is damaged: {first_line(exc)}") from None
+    """Every member of the package, unpacked within its limits (checked whole first, keeping
+    nothing, so that a bomb is refused before any of it is held), or a refusal that says what
+    the file really is."""
+    with open_office(data, kind.ext, kind.name, kind.article, max_bytes, kind.needs) as package:
+        package.check()
+        return list(package.members())
 
 
 def _paragraphs(root, kind: _Kind) -> Iterable:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.files import formulas
 from hunyuan_webui.files.common import LINE_RE, Batch, Finish, Text, first_line
 from hunyuan_webui.segment import is_translatable
 
@@ -198,7 +199,7 @@ def csv_file(src: Text, batch: Batch, columns: Sequence[str] | None) -> Finish:
             rec = table.records[r]
             row = list(rec.row)
             for j, unit in cells:
-                row[j] = rendered[unit]
+                row[j] = formulas.translated(rec.row[j], rendered[unit])
             if row != rec.row:
                 out[r] = _rewrite_record(rec, row, table.dialect) + rec.ending
         result = "".join(out)
@@ -229,7 +230,7 @@ def _expected_rows(table: _Table, plan, rendered: list[str]) -> list[list[str]]:
     rows = [list(rec.row) for rec in table.records]
     for r, cells in plan:
         for j, unit in cells:
-            rows[r][j] = rendered[unit]
+            rows[r][j] = formulas.translated(table.records[r].row[j], rendered[unit])
     return rows
 
 

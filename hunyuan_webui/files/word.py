@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from collections.abc import Iterable
 
-from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.common import (
-    Batch,
-    Finish,
-    binary_kind,
-    first_line,
-    spaced_rewrites,
-)
+from hunyuan_webui.errors import InputError
+from hunyuan_webui.files.common import Batch, Finish, first_line, spaced_rewrites
+from hunyuan_webui.files.ooxml import CONTENT_TYPES, open_office
 from hunyuan_webui.segment import is_translatable
-
-# A .docx is a zip: refuse archives that inflate to more than this many times the upload limit.
-_ZIP_INFLATION_LIMIT = 20
-
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _XML_SPACE = "{http://www.w3.org/XML/1998/namespace}space"
@@ -40,6 +30,7 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
             f"This .docx file cannot be opened as a Word document: {first_line(exc)}"
         ) from None
 
+    batch.closers.append(lambda: _release(document))
     roots, generic = _text_roots(document)
     # Per paragraph, its spans: (text nodes, source text, touches the one before, unit or None).
     paragraphs: list[list[tuple[list, str, bool, int | None]]] = []
@@ -73,20 +64,20 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
 
 
 def _check_package(data: bytes, max_bytes: int) -> None:
-    """Refuse what is not a .docx (an old .doc, another format) or would inflate too far."""
-    if not data.startswith(b"PK\x03\x04"):
-        kind = binary_kind(data)
-        if kind and "old Office" in kind:
-            raise InputError("This is an old Word .doc file. Save it as .docx and upload it again.")
-        what = kind or "not a Word document"
-        raise InputError(f"This .docx file is {what}; expected a Word (.docx) document.")
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
-            inflated = sum(info.file_size for info in zf.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise InputError(f"This .docx file is damaged: {first_line(exc)}") from None
-    if inflated > _ZIP_INFLATION_LIMIT * max(max_bytes, 1):
-        raise InputTooLongError("This .docx file unpacks to too much data.")
+    """Refuse what is not a .docx (an old .doc, another format), and unpack the whole package
+    once within its limits (:mod:`~hunyuan_webui.files.package`) before python-docx, which
+    reads and parses every part by itself, opens it."""
+    with open_office(data, ".docx", "Word", "a", max_bytes, CONTENT_TYPES) as package:
+        package.check()
+
+
+def _release(document) -> None:
+    """python-docx's parts and package refer to each other: cut each part's tree and bytes
+    loose, so that they are freed now, not when the garbage collector next finds the cycle."""
+    for part in list(document.part.package.iter_parts()):
+        part._blob = None
+        if hasattr(part, "_element"):
+            part._element = None
 
 
 def _text_roots(document) -> tuple[list, list]:

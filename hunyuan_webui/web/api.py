@@ -17,15 +17,17 @@ from typing import Any
 import anyio
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
+from starlette.formparsers import MultiPartParser
 
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.documents import DocumentJobs
+from hunyuan_webui.service.operations.documents import DocumentJobs
 from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Speech
+from hunyuan_webui.web import fonts
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.middleware import UPLOAD_OVERHEAD, BodyLimit, RequestLog
 from hunyuan_webui.web.guards.security import Redactor
-from hunyuan_webui.web.page import fonts
 from hunyuan_webui.web.page import text as page_text
 from hunyuan_webui.web.protocols import PROTOCOLS
 from hunyuan_webui.web.protocols.protocol import Edge
@@ -35,7 +37,8 @@ from hunyuan_webui.web.responses import install_error_handlers, refuse_other_met
 
 def create_api(translator: Translator, settings: Settings, *,
                access: AccessControl | None = None,
-               guards: Sequence[tuple[type, dict[str, Any]]] = ()) -> FastAPI:
+               guards: Sequence[tuple[type, dict[str, Any]]] = (),
+               speech: Speech | None = None) -> FastAPI:
     """The JSON app; ``guards`` are ASGI middlewares (class, options) that go innermost, inside
     CORS, the body limit and the request log, so that those see everything the guards answer."""
     access = access or AccessControl.from_settings(settings, PROTOCOLS)
@@ -70,11 +73,18 @@ def create_api(translator: Translator, settings: Settings, *,
                        allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes,
                        upload_bytes=settings.max_file_bytes + UPLOAD_OVERHEAD,
-                       explain=page_text.body_refused)
+                       explain=page_text.body_refused,
+                       audio_bytes=settings.max_audio_bytes + UPLOAD_OVERHEAD)
     app.add_middleware(RequestLog, metrics=metrics, api=app)
     install_error_handlers(app)
 
-    edge = Edge(translator, metrics, access, redact, docs)
+    app.state.speech = speech
+    # Files posted to the protocols (sound for the recogniser, documents) stay in memory up to
+    # their limits, which BodyLimit enforces while they arrive: Starlette would otherwise spool
+    # every file part over 1 MB to a temporary file on disk, and audio is never written to disk.
+    MultiPartParser.spool_max_size = max(MultiPartParser.spool_max_size, settings.max_file_bytes,
+                                         settings.max_audio_bytes) + UPLOAD_OVERHEAD
+    edge = Edge(translator, metrics, access, redact, docs, speech)
     for protocol in PROTOCOLS:
         app.include_router(protocol.routes(edge))
     app.include_router(fonts.create_router(fonts.installed()))

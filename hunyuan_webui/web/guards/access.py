@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from hunyuan_webui.errors import AuthError, InputError, RateLimitError
 from hunyuan_webui.settings import Settings
-from hunyuan_webui.web.page.fonts import FONT_ROUTES
+from hunyuan_webui.web.fonts import FONT_ROUTES
 
 RouteKind = Literal["open", "api", "body_key", "page"]
 # The app's own open routes (its API docs, the page's fonts); each protocol names its own open and

@@ -121,6 +121,8 @@ class Gatekeeper:
         state = scope.setdefault("state", {})
         if caller is not None:
             state["caller"] = caller  # request.state.caller: the routes and listeners use it
+        if kind == "page" and self.access.login and path.startswith(self.access.page_prefixes):
+            state["login"] = self._login_name(Request(scope))  # who opens a class (--auth)
         if kind == "page":
             await self._page(path, scope, receive, send, headers)
         else:
@@ -264,9 +266,12 @@ class Gatekeeper:
         client can name them. If it does not finish (the client hangs up or is cut off),
         Gradio's partial files are deleted at once."""
         length = headers.get("content-length", "")
+        client = scope.get("client")  # the peer, or whom a trusted proxy names
+        address = client[0] if client else None
         try:
             self.access.count(self._page_caller(scope))
-            release = self.files.reserve(session, int(length) if length.isdigit() else 0)
+            release = self.files.reserve(session, int(length) if length.isdigit() else 0,
+                                         address)
         except TranslatorError as exc:
             await _refuse(exc, scope, receive, send)
             return
@@ -281,7 +286,7 @@ class Gatekeeper:
             elif message["type"] == "http.response.body" and status == 200:
                 chunks.append(message.get("body", b""))
                 if not message.get("more_body"):
-                    self._record(session, b"".join(chunks))
+                    self._record(session, b"".join(chunks), address)
                     recorded = True
             await send(message)
 
@@ -294,7 +299,7 @@ class Gatekeeper:
                     with anyio.CancelScope(shield=True):
                         await anyio.to_thread.run_sync(self.files.discard, temps)
 
-    def _record(self, session: str, answer: bytes) -> None:
+    def _record(self, session: str, answer: bytes, address: str | None) -> None:
         try:
             paths = json.loads(answer)
         except ValueError:
@@ -302,7 +307,7 @@ class Gatekeeper:
             return
         for path in paths if isinstance(paths, list) else []:
             if isinstance(path, str):
-                self.files.add(session, path)
+                self.files.add(session, path, address)
 
 
 def media_type(headers: Headers) -> str:

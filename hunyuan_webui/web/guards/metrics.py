@@ -96,7 +96,7 @@ class _EngineCollector:
 
 
 def _guard_events(translator: Translator) -> CounterMetricFamily:
-    """Answers a guard caught (service.guards), by guard, outcome (retry served or marked) and
+    """Answers a guard caught (service.checks.answers), by guard, outcome (retry served or marked) and
     language pair: closed label sets, since the pairs are validated language codes."""
     family = CounterMetricFamily("hymt_guard_events", "Answers a guard caught: kind = language, "
                                  "copy, loop or length; outcome = retry_served or marked",

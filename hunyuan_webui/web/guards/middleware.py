@@ -27,6 +27,8 @@ UPLOAD_OVERHEAD = 64 * 1024  # multipart boundaries and part headers around an u
 # The protocols' document uploads take a file too (read in memory, bounded like the page's).
 GRADIO_API = "/gradio_api/"  # the page's calls
 DOCUMENT_UPLOADS = frozenset({"/v2/document", "/v1/documents"})
+# Sound files for the recogniser: their own limit (--max-audio-bytes).
+AUDIO_UPLOADS = re.compile(r"/v1/audio/transcriptions|/class/api/rooms/[^/]+/speech")
 QUIET_ROUTES = ("/gradio_api/queue/data", "/gradio_api/heartbeat", "/gradio_api/run/",
                 "/gradio_api/api/")
 
@@ -111,10 +113,12 @@ class BodyLimit:
     declared or streamed: counted as the bytes arrive, so nothing larger is ever stored or held."""
 
     def __init__(self, app: Any, max_bytes: int, upload_bytes: int | None = None,
-                 explain: Callable[[dict], str] | None = None) -> None:
+                 explain: Callable[[dict], str] | None = None,
+                 audio_bytes: int | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.upload_bytes = upload_bytes or max_bytes
+        self.audio_bytes = audio_bytes or self.upload_bytes
         self.explain = explain  # what the page's visitor reads of a refusal (web/page/text.py)
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
@@ -124,9 +128,11 @@ class BodyLimit:
         path = route_path(scope)
         upload = path == UPLOAD_ROUTE
         limit = self.upload_bytes if upload or path in DOCUMENT_UPLOADS else self.max_bytes
+        if AUDIO_UPLOADS.fullmatch(path):
+            limit = self.audio_bytes
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
-            await self._reject(scope, receive, send, limit == self.upload_bytes)
+            await self._reject(scope, receive, send, limit)
             return
         if upload and declared is None and scope.get("method") == "POST":
             # Browsers and gradio_client declare an upload's size; one that does not could only
@@ -161,10 +167,14 @@ class BodyLimit:
             if not too_large:
                 raise
         if too_large and not started:
-            await self._reject(scope, receive, send, limit == self.upload_bytes)
+            await self._reject(scope, receive, send, limit)
 
-    async def _reject(self, scope: dict, receive: Callable, send: Callable, upload: bool) -> None:
-        if upload:
+    async def _reject(self, scope: dict, receive: Callable, send: Callable, limit: int) -> None:
+        upload = limit in (self.upload_bytes, self.audio_bytes)
+        if AUDIO_UPLOADS.fullmatch(route_path(scope)):
+            message = (f"The audio file is larger than the limit of "
+                       f"{self.audio_bytes - UPLOAD_OVERHEAD:,} bytes.")
+        elif upload:
             message = (f"The file is larger than the limit of "
                        f"{self.upload_bytes - UPLOAD_OVERHEAD:,} bytes.")
         else:

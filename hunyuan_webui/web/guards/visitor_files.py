@@ -13,33 +13,40 @@ after they were last handed to a visitor (:meth:`VisitorFiles.sweep` runs as req
 and all of them when the server stops.
 
 Disk is bounded too. Each session may hold ``--upload-quota-mb`` of files (its uploads and its
-translations), and all sessions together ``--upload-total-mb``; an upload is checked against both
-by its declared size before a byte is stored (:meth:`VisitorFiles.reserve`). An upload that does
+translations), the sessions of one address together ``--upload-address-mb`` (fresh sessions do not
+let one client fill everyone's space), and all sessions together ``--upload-total-mb``; an upload
+is checked against all three by its declared size before a byte is stored
+(:meth:`VisitorFiles.reserve`). The address is the client the server sees: the socket's peer, or
+the one a trusted proxy names (``--forwarded-allow-ips``), never a header alone. An upload that does
 not finish (the client hangs up, sends less than it declared, is too slow or too large) leaves
 nothing: Gradio's temporary files for it are recorded as it creates them
 (:func:`track_upload_temps`) and deleted at once. The folder itself belongs to the app
-(:func:`claim_upload_folder`): a folder per port, emptied when the app starts (what a crashed
+(:func:`~hunyuan_webui.web.guards.upload_folder.claim_upload_folder`): a folder per port, emptied when the app starts (what a crashed
 run left) and when it stops.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import contextvars
 import logging
 import os
 import re
 import secrets
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from hunyuan_webui.errors import InputError, RateLimitError, TranslatorError
+from hunyuan_webui.errors import InputError, RateLimitError
+from hunyuan_webui.web.guards.upload_folder import (  # noqa: F401 - where the tests find them
+    MARKER,
+    _lock_folder,
+    claim_upload_folder,
+    empty_folder,
+    release_upload_folder,
+)
 
 log = logging.getLogger("hunyuan_webui.files")
 
@@ -48,7 +55,6 @@ SESSION_RE = re.compile(r"[A-Za-z0-9_-]{22,64}")
 OUTPUT_DIR = "hymt-out"
 NOT_UPLOADED = ("That file was not uploaded from this browser session (or it has expired): "
                 "upload it again.")
-MARKER = ".hunyuan-webui-uploads"  # in a folder this app owns (and may empty)
 MB = 1_000_000
 
 
@@ -75,35 +81,55 @@ class VisitorFiles:
 
     def __init__(self, root: str | Path, ttl: float,
                  clock: Callable[[], float] = time.monotonic, *,
-                 session_quota: int = 0, total_quota: int = 0) -> None:
+                 session_quota: int = 0, total_quota: int = 0, address_quota: int = 0) -> None:
         self.root = Path(os.path.realpath(root))  # Gradio's upload and cache folder
         self.ttl = ttl
         self.clock = clock
         self.session_quota, self.total_quota = session_quota, total_quota  # bytes; 0 = none
+        self.address_quota = address_quota  # bytes all sessions of one address hold; 0 = none
         self._lock = threading.Lock()
         self._owners: dict[str, dict[str, float]] = {}  # real path -> {session: expiry}
         self._sizes: dict[str, int] = {}  # real path -> bytes
         self._held: dict[str, int] = {}  # session -> bytes of the files it owns
         self._total = 0  # bytes of all files
         self._reserved: dict[str, int] = {}  # session -> bytes of its uploads in progress
+        self._address: dict[str, str] = {}  # session -> the address it first stored from
+        self._by_address: dict[str, int] = {}  # address -> bytes its sessions hold and reserve
         self._next_sweep = 0.0
 
-    def add(self, session: str, path: str | Path) -> str:
-        """``session`` may use ``path`` for the next ``ttl`` seconds; returns the real path."""
+    def add(self, session: str, path: str | Path, address: str | None = None) -> str:
+        """``session`` (from ``address``, where known) may use ``path`` for the next ``ttl``
+        seconds; returns the real path."""
         real = os.path.realpath(path)
         try:
             size = os.stat(real).st_size
         except OSError:
             size = 0
         with self._lock:
+            if address is not None:
+                self._address.setdefault(session, address)
             owners = self._owners.setdefault(real, {})
             if real not in self._sizes:
                 self._sizes[real] = size
                 self._total += size
             if session not in owners:
                 self._held[session] = self._held.get(session, 0) + self._sizes[real]
+                self._count_address(session, self._sizes[real])
             owners[session] = self.clock() + self.ttl
         return real
+
+    def _count_address(self, session: str, size: int) -> None:
+        """(Under the lock.) ``size`` more (or fewer) bytes for the address of ``session``."""
+        address = self._address.get(session)
+        if address is None:
+            return
+        held = self._by_address.get(address, 0) + size
+        if held > 0:
+            self._by_address[address] = held
+        else:
+            self._by_address.pop(address, None)
+        if not self._held.get(session) and not self._reserved.get(session):
+            self._address.pop(session, None)  # nothing left: the session is forgotten
 
     def usage(self, session: str | None = None) -> int:
         """Bytes held by ``session`` (its files and uploads in progress), or by everyone."""
@@ -112,10 +138,10 @@ class VisitorFiles:
                 return self._total + sum(self._reserved.values())
             return self._held.get(session, 0) + self._reserved.get(session, 0)
 
-    def reserve(self, session: str, size: int) -> Callable[[], None]:
-        """Room for an upload of ``size`` bytes while it arrives (call what it returns when the
-        upload ends), or a readable refusal: :class:`QuotaError` (413) past this session's
-        quota, 429 past the server's."""
+    def reserve(self, session: str, size: int, address: str | None = None) -> Callable[[], None]:
+        """Room for an upload of ``size`` bytes from ``session`` at ``address`` while it arrives
+        (call what it returns when the upload ends), or a readable refusal: :class:`QuotaError`
+        (413) past this session's quota, 429 past its address's share or the server's space."""
         with self._lock:
             mine = self._held.get(session, 0) + self._reserved.get(session, 0)
             if self.session_quota and mine + size > self.session_quota:
@@ -123,12 +149,23 @@ class VisitorFiles:
                     f"Your files on this server would pass your quota of "
                     f"{self.session_quota / MB:g} MB ({mine / MB:.1f} MB used). They are "
                     f"deleted {self.ttl / 60:g} minutes after their last use; try again then.")
+            if address is not None:
+                address = self._address.setdefault(session, address)
+            theirs = self._by_address.get(address, 0) if address is not None else 0
+            if self.address_quota and address is not None and \
+                    theirs + size > self.address_quota:
+                raise RateLimitError(
+                    f"Uploads from your address hold {theirs / MB:.1f} MB of the server's space; "
+                    f"one address may hold {self.address_quota / MB:g} MB. Files are deleted "
+                    f"{self.ttl / 60:g} minutes after their last use; try again then.",
+                    retry_after=self._first_expiry(address))
             everyone = self._total + sum(self._reserved.values())
             if self.total_quota and everyone + size > self.total_quota:
                 raise RateLimitError(
                     f"The server's space for uploads ({self.total_quota / MB:g} MB) is full; "
                     f"try again in a few minutes.", retry_after=60)
             self._reserved[session] = self._reserved.get(session, 0) + size
+            self._count_address(session, size)
 
         def release() -> None:
             with self._lock:
@@ -137,8 +174,16 @@ class VisitorFiles:
                     self._reserved[session] = left
                 else:
                     self._reserved.pop(session, None)
+                self._count_address(session, -size)
 
         return release
+
+    def _first_expiry(self, address: str) -> float:
+        """(Under the lock.) Seconds until the first file an address's sessions hold expires."""
+        now = self.clock()
+        expiries = [expiry for owners in self._owners.values()
+                    for session, expiry in owners.items() if self._address.get(session) == address]
+        return max(1.0, min(expiries, default=now + 60) - now)
 
     def owns(self, session: str | None, path: object) -> bool:
         if not session or not isinstance(path, str) or not path or "\x00" in path:
@@ -186,6 +231,21 @@ class VisitorFiles:
             self._delete(Path(path))
         return len(expired)
 
+    def forget(self, session: str | None, path: str | Path) -> None:
+        """``session`` gives ``path`` up now (a file the app refused to read: nothing is left of
+        it on disk once no other session holds it)."""
+        real = os.path.realpath(path)
+        with self._lock:
+            owners = self._owners.get(real, {})
+            if session is None or owners.pop(session, None) is None:
+                return
+            self._release(session, real)
+            if owners:
+                return
+            del self._owners[real]
+            self._total -= self._sizes.pop(real, 0)
+        self._delete(Path(real))
+
     def clear(self) -> int:
         """Forget and delete every file (at shutdown: no visitor can come back for them)."""
         with self._lock:
@@ -193,6 +253,8 @@ class VisitorFiles:
             self._owners.clear()
             self._sizes.clear()
             self._held.clear()
+            self._address.clear()
+            self._by_address.clear()
             self._total = 0
         for path in paths:
             self._delete(Path(path))
@@ -205,6 +267,7 @@ class VisitorFiles:
             self._held[session] = held
         else:
             self._held.pop(session, None)
+        self._count_address(session, -self._sizes.get(path, 0))
 
     def discard(self, paths: list[str]) -> None:
         """Delete what an unfinished upload left (Gradio's temporary files; never a recorded
@@ -266,89 +329,3 @@ def upload_temps() -> Iterator[list[str]]:
         yield temps
     finally:
         _UPLOAD_TEMPS.reset(token)
-
-
-# -- the app's own folder -----------------------------------------------------------------------------
-_claimed: tuple[Path, Any] | None = None  # the folder, and its marker held open under a lock
-
-
-def claim_upload_folder(folder: str | None, port: int) -> Path:
-    """Make ``folder`` (default: ``<temp>/hunyuan-webui-<uid>-<port>``) Gradio's upload and cache
-    folder for this process (``GRADIO_TEMP_DIR``), emptied of whatever a previous run left (a
-    crash, ``kill -9``). The app owns it: it carries a marker file, locked while the app runs, so
-    that a folder of someone else's is never emptied (an explicit ``--upload-dir`` must be empty or
-    the app's) and two running apps never share one. Once per process: a second app in the same
-    process (the tests) shares the first one's folder."""
-    global _claimed
-    if _claimed is not None:
-        return _claimed[0]
-    explicit = bool(folder)
-    uid = os.getuid() if hasattr(os, "getuid") else os.getpid()
-    path = Path(folder or Path(tempfile.gettempdir()) / f"hunyuan-webui-{uid}-{port}")
-    path = Path(os.path.realpath(path.expanduser()))
-    held = _lock_folder(path, explicit)
-    if held is None:  # the default folder is in use by another running app: one of our own
-        path = Path(os.path.realpath(tempfile.mkdtemp(prefix=f"hunyuan-webui-{uid}-{port}-")))
-        log.warning("the upload folder for port %d is in use; using %s", port, path)
-        held = _lock_folder(path, True)
-        assert held is not None
-    removed = empty_folder(path)
-    if removed:
-        log.info("removed %d file(s) a previous run left in %s", removed, path)
-    os.environ["GRADIO_TEMP_DIR"] = str(path)
-    _claimed = (path, held)
-    atexit.register(release_upload_folder)  # also when the app is not stopped by app.main
-    return path
-
-
-def release_upload_folder() -> None:
-    """Empty and remove the claimed folder (the app is stopping; nobody can come back for it)."""
-    global _claimed
-    if _claimed is None:
-        return
-    path, held = _claimed
-    _claimed = None
-    empty_folder(path)
-    with contextlib.suppress(OSError):
-        (path / MARKER).unlink()
-        path.rmdir()
-    held.close()
-
-
-def empty_folder(path: Path) -> int:
-    """Delete everything in ``path`` but the marker; returns how many files went."""
-    count = 0
-    for entry in list(path.iterdir()):
-        if entry.name == MARKER:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            count += sum(1 for f in entry.rglob("*") if not f.is_dir())
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            count += 1
-            with contextlib.suppress(FileNotFoundError):
-                entry.unlink()
-    return count
-
-
-def _lock_folder(path: Path, explicit: bool) -> Any:
-    """The folder's marker, open and locked; None if another running app holds it."""
-    if path.exists() and not (path / MARKER).exists() and any(path.iterdir()):
-        raise TranslatorError(
-            f"The upload folder {path} is not empty and was not made by this app: choose an "
-            f"empty or new folder (--upload-dir); the app empties it at every start and stop.")
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    marker = open(path / MARKER, "a+")  # noqa: SIM115 - held open for the process's life
-    try:
-        import fcntl
-    except ImportError:  # Windows: no advisory locks; the marker still guards foreign folders
-        return marker
-    try:
-        fcntl.flock(marker.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        marker.close()
-        if explicit:
-            raise TranslatorError(f"Another running translator uses the upload folder {path}: "
-                                  f"choose another --upload-dir.") from None
-        return None
-    return marker

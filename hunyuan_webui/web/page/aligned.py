@@ -1,4 +1,4 @@
-"""The sentence view and the readings under the boxes (issue 25), as HTML the page shows.
+"""The sentence view and the readings under the boxes, as HTML the page shows.
 
 Once a translation is done, :func:`sentence_view` shows the text and its translation sentence by
 sentence: each source segment and the part of the translation that is its own (the service's

@@ -5,7 +5,7 @@ the Ctrl/Cmd+Enter shortcut, the start-up choice of the language pair (a shared 
 ``?sl=&tl=&text=``, else the browser's language as the target), the character counter and the
 share link. The theme keeps Gradio's Soft look with system fonts (a browser falls back to the
 fonts below for Tibetan, Uyghur, Mongolian and CJK, and last to the copies the server lends,
-:mod:`~hunyuan_webui.web.page.fonts`) and colours that pass WCAG AA contrast in light and dark mode.
+:mod:`~hunyuan_webui.web.fonts`) and colours that pass WCAG AA contrast in light and dark mode.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 import gradio as gr
 
 from hunyuan_webui import languages
-from hunyuan_webui.web.page.fonts import FAMILIES
+from hunyuan_webui.web.fonts import FAMILIES
 from hunyuan_webui.web.page.text import LABELS, picker_search
 
 SHARE_TEXT_MAX = 500  # longer texts are left out of a shared link (URLs stay readable)
@@ -83,7 +83,7 @@ CSS = """
               gap: 0.25rem !important; }
   #swap-btn { justify-self: center; align-self: center !important; height: 2.25rem;
               transform: rotate(90deg); }
-  /* The first screen holds Translate and the first line of the output (issue 25): the pickers'
+  /* The first screen holds Translate and the first line of the output: the pickers'
      labels are for screen readers only, the gaps are halved, the text box is shorter. */
   #lang-row [data-testid=block-info] { position: absolute !important; width: 1px; height: 1px;
                                        overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
@@ -92,7 +92,7 @@ CSS = """
   #demo-banner .label-wrap { font-size: 0.9rem; }
   .gradio-container { padding-top: 0.25rem !important; }
 }
-/* Sentence highlight and the readings (issue 25; web/page/aligned.py, scripts/22-highlight.js):
+/* Sentence highlight and the readings (web/page/aligned.py, scripts/22-highlight.js):
    a block takes no room while it has nothing to show, or what it has is for another text. */
 #source-romanized:not(:has(.hymt-reading:not([hidden]))),
 #romanized:not(:has(.hymt-reading:not([hidden]))),
@@ -125,13 +125,13 @@ CSS = """
 .hymt-listen svg { width: 1.4rem; height: 1.4rem; }
 .dark .hymt-listen { background: #1f2937; color: #bfdbfe; border-color: #64748b; }
 .dark .hymt-listen:hover { background: #374151; }
-/* The phrasebook (issue 25): Save by the output, and the phrasebook's buttons, are touch
+/* The phrasebook: Save by the output, and the phrasebook's buttons, are touch
    targets of at least 44 px on phones. */
 #star-btn { min-width: 2.75rem; }
 @media (max-width: 640px) {
   #star-btn, #phrasebook-remove, #phrasebook-export { min-height: 44px !important; }
 }
-/* Touch targets and the selected tab (issue 25, p-zh). The selected tab's accent (#6366f1) was
+/* Touch targets and the selected tab. The selected tab's accent (#6366f1) was
    4.46:1 on white (axe: serious); these are 7:1 and more, light and dark. On a phone every control
    is at least 44x44 CSS px (32 of 34 were smaller): tabs, accordions, pickers, buttons, check
    boxes and radios (their labels take the tap), sliders and example chips (the footer's links:

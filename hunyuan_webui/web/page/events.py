@@ -181,7 +181,7 @@ def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
 
 
 def _wire_store(ui: Any, page: SimpleNamespace) -> None:
-    """The phrasebook and the glossary, kept in the visitor's browser (issue 25)."""
+    """The phrasebook and the glossary, kept in the visitor's browser."""
     page.star.click(ui.star, [page.phrasebook, page.history, page.text, page.output,
                               page.source, page.target, page.detected_code, page.star_time],
                     [page.phrasebook, page.phrasebook_table], js=store.STAR_JS, **SPEAKING)

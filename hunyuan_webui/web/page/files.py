@@ -70,17 +70,22 @@ class FileListeners:
                       admit=lambda segments: self._admit(visitor, "".join(segments), count=False),
                       switch=(lang, "en", "zh"))
         yield {"download": None, "doc_status": say(lang, "translating") + "…"}
-        async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
-            if event.result is not None:
-                result = event.result
-                out = self.files.new_output(session_of(visitor) or "", result.filename,
-                                            result.data)
-                yield {"download": out, "doc_status": document_done(lang, result)}
-            elif event.total:
-                progress((event.done, event.total), desc=say(lang, "translating"),
-                         unit=say(lang, "segments_unit"))
-                yield {"doc_status": say(lang, "doc_progress", done=event.done,
-                                         total=event.total)}
+        try:
+            async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
+                if event.result is not None:
+                    result = event.result
+                    out = self.files.new_output(session_of(visitor) or "", result.filename,
+                                                result.data)
+                    yield {"download": out, "doc_status": document_done(lang, result)}
+                elif event.total:
+                    progress((event.done, event.total), desc=say(lang, "translating"),
+                             unit=say(lang, "segments_unit"))
+                    yield {"doc_status": say(lang, "doc_progress", done=event.done,
+                                             total=event.total)}
+        except InputError:
+            if job.unreadable:  # damaged, hostile, not what its name says: not kept on disk
+                self.files.forget(session_of(visitor), path)
+            raise
 
     @staticmethod
     def clear_document() -> dict[str, Any]:

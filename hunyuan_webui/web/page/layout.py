@@ -18,7 +18,8 @@ from hunyuan_webui import languages, modes
 from hunyuan_webui.engine import OPTION_BOUNDS, DecodingOptions
 from hunyuan_webui.modes import TRANSLATE
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.filejob import FILE_TYPES
+from hunyuan_webui.service.operations.filejob import FILE_TYPES
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
@@ -67,9 +68,10 @@ def language_choices(with_auto: bool) -> list[tuple[str, str]]:
 
 
 def build_ui(translator: Translator, banner: str = "", *, access: AccessControl | None = None,
-             files: VisitorFiles | None = None) -> gr.Blocks:
-    """``banner``: markdown at the top of the page (what the demo model is, when it is served)."""
-    return build_page(TranslatorUI(translator, banner, access, files))
+             files: VisitorFiles | None = None, speech: Speech | None = None) -> gr.Blocks:
+    """``banner``: markdown at the top of the page (what the demo model is, when it is served);
+    ``speech``: the recogniser the status line names."""
+    return build_page(TranslatorUI(translator, banner, access, files, speech))
 
 
 def build_page(ui: TranslatorUI) -> gr.Blocks:
@@ -261,7 +263,7 @@ def _history_panel(page: SimpleNamespace) -> None:
 
 
 def _phrasebook_panel(page: SimpleNamespace) -> None:
-    """The saved translations, and the glossary's storage (issue 25): in the browser, as the
+    """The saved translations, and the glossary's storage: in the browser, as the
     history is, so outside the accordion too."""
     page.phrasebook = gr.BrowserState([], storage_key=PHRASEBOOK_KEY, secret=HISTORY_SECRET)
     page.glossary_store = gr.BrowserState([], storage_key=GLOSSARY_KEY, secret=HISTORY_SECRET)
@@ -282,7 +284,7 @@ def _phrasebook_panel(page: SimpleNamespace) -> None:
 
 def _slider(name: str, value: float, step: float) -> gr.Slider:
     low, high = OPTION_BOUNDS[name]
-    # Each with a plain-words line on what it does to a translation (issue 25).
+    # Each with a plain-words line on what it does to a translation.
     return gr.Slider(low, high, value=value, step=step, label=t(name), info=t(f"{name}_info"),
                      elem_id=f"opt-{name}")
 

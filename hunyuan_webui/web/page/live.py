@@ -1,4 +1,4 @@
-"""Translate as you type (issue 25): whether it is on by default, and its controls on the page.
+"""Translate as you type: whether it is on by default, and its controls on the page.
 
 The browser side is ``scripts/21-typing.js``: :data:`DEBOUNCE_MS` after the last keystroke it
 presses a hidden button whose event translates the text as Translate does; every keystroke first

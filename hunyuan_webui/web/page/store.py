@@ -10,13 +10,13 @@ lost on every reload. :func:`export_csv` writes the phrasebook and the history a
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
 import gradio as gr
 
 from hunyuan_webui import languages
+from hunyuan_webui.files import formulas
 from hunyuan_webui.web.page.history import within_budget
 from hunyuan_webui.web.page.report import phrasebook_rows
 from hunyuan_webui.web.page.text import say, ui_lang
@@ -115,7 +115,7 @@ def export_csv(history: Any, phrasebook: Any) -> bytes:
     from. CSV in UTF-8 with a byte-order mark: a spreadsheet (Excel, WPS, Numbers) opens it with
     a double click and reads its Chinese, which a JSON file would not give a teacher."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = formulas.writer(buffer)  # a text or its translation is never a formula
     writer.writerow(EXPORT_COLUMNS)
     for name, rows in (("phrasebook", phrasebook), ("history", history)):
         for row in rows or []:

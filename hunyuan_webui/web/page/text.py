@@ -68,14 +68,14 @@ LABELS: dict[str, dict[str, str]] = {
         "live_typing": "Translate as you type",
         "listen_source": "Listen to the text", "listen_target": "Listen to the translation",
         "listen_stop": "Stop reading aloud",
-        # -- the phrasebook, kept in the browser (issue 25, p-store) --
+        # -- the phrasebook, kept in the browser --
         "star": "☆ Save to phrasebook",
         "phrasebook": "Phrasebook (saved translations, kept in this browser)",
         "phrasebook_time": "Saved",
         "phrasebook_remove": "Remove the selected entry",
         "phrasebook_export": "Export phrasebook and history (CSV)",
         "phrasebook_file": "Phrasebook and history file",
-        # The bilingual export (issue 25, p-docs)
+        # The bilingual export
         "bilingual_csv": "⬇ Bilingual CSV", "bilingual_docx": "⬇ Bilingual Word (.docx)",
         "bilingual_file": "Bilingual file (source | translation)",
     },
@@ -120,20 +120,20 @@ LABELS: dict[str, dict[str, str]] = {
         # Listen and translate as you type (live.py, scripts/20-listen.js, 21-typing.js)
         "live_typing": "边输入边翻译",
         "listen_source": "朗读原文", "listen_target": "朗读译文", "listen_stop": "停止朗读",
-        # -- 短语本，保存在浏览器中 (issue 25, p-store) --
+        # -- 短语本，保存在浏览器中 --
         "star": "☆ 收藏到短语本",
         "phrasebook": "短语本（收藏的译文，保存在本浏览器中）",
         "phrasebook_time": "收藏时间",
         "phrasebook_remove": "删除所选条目",
         "phrasebook_export": "导出短语本和历史（CSV）",
         "phrasebook_file": "短语本和历史文件",
-        # The bilingual export (issue 25, p-docs)
+        # The bilingual export
         "bilingual_csv": "⬇ 双语对照（CSV）", "bilingual_docx": "⬇ 双语对照（.docx）",
         "bilingual_file": "双语对照文件（原文 | 译文）",
     },
 }
 
-# -- A Chinese page that is Chinese (issue 25): the pickers' language names, native first -----
+# -- A Chinese page that is Chinese: the pickers' language names, native first -----
 def picker_label(lang: str, code: str) -> str:
     """A language as the pickers show it: its own name first, then the page's name for it when
     that differs ("Deutsch · German", "Deutsch · 德语", "简体中文", "English · 英语"). The other
@@ -157,7 +157,7 @@ def picker_search() -> list[dict[str, object]]:
                     for lg in languages.LANGUAGES)]
 
 
-# The Advanced panel in plain words (issue 25): what each sampling setting does to a translation.
+# The Advanced panel in plain words: what each sampling setting does to a translation.
 ADVANCED: dict[str, dict[str, str]] = {
     "en": {
         "advanced_info": "How the model picks its words. The defaults are the model card's; "
@@ -254,10 +254,16 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
-        # Sentence highlight (issue 25, the sentence view under the boxes: web/page/aligned.py)
+        "guard_half": "part of it is still in {name}",
+        "guard_empty": "the answer was empty",
+        "guard_truncated": "it stopped short",
+        "guard_number": "a number of the source ({missing}) is not in it",
+        "guard_url": "an address of the source ({missing}) is not in it",
+        "guard_code": "code of the source ({missing}) is not in it",
+        # Sentence highlight (the sentence view under the boxes: web/page/aligned.py)
         "sentences_title": "Sentence by sentence: point at or tap a sentence to mark its "
                            "counterpart",
-        # -- the phrasebook, alternatives and the glossary report (issue 25, p-store) --
+        # -- the phrasebook, alternatives and the glossary report --
         "starred": "Saved to the phrasebook.",
         "star_nothing": "Translate something first, then save it to the phrasebook.",
         "star_pick": "Click an entry of the phrasebook first, then remove it.",
@@ -266,14 +272,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "glossary_in_text": "**Glossary** — {n} of its {total} terms occur in the text; kept in "
                             "the translation: {found}; not in the translation: {missing}",
         "glossary_not_in_text": "**Glossary** — none of its {total} terms occur in the text.",
-        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        # Documents that say what happened, and the bilingual export
         "doc_refused": "✗ This file was not translated (see the message).",
         "doc_unchanged": "The file is already in {name}: nothing was translated; it is given "
                          "back unchanged → {filename}",
         "doc_switched": "The file is already in {name}: translated into {target} instead.",
         "bilingual_empty": "Translate a text first: the export puts it beside its translation.",
         "bilingual_source": "Source", "bilingual_translation": "Translation",
-        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        # -- small fixes: nothing to translate, an empty answer
         "nothing_to_translate": "Nothing to translate (numbers, punctuation or an address): "
                                 "returned as it is.",
         "empty_answer": "⚠️ The model gave no translation for this text. Try Retranslate, or "
@@ -323,9 +329,15 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
-        # Sentence highlight (issue 25)
+        "guard_half": "部分内容仍是{name}",
+        "guard_empty": "译文为空",
+        "guard_truncated": "译文不完整",
+        "guard_number": "缺少原文中的数字（{missing}）",
+        "guard_url": "缺少原文中的地址（{missing}）",
+        "guard_code": "缺少原文中的代码（{missing}）",
+        # Sentence highlight
         "sentences_title": "逐句对照：指向或点按一个句子，即可标出与它对应的句子",
-        # -- 短语本、其他译法和术语表报告 (issue 25, p-store) --
+        # -- 短语本、其他译法和术语表报告 --
         "starred": "已收藏到短语本。",
         "star_nothing": "请先翻译，再收藏到短语本。",
         "star_pick": "请先点击短语本中的一条，再删除。",
@@ -334,13 +346,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "glossary_in_text": "**术语表** — {total} 个术语中有 {n} 个出现在原文中；译文中已使用：{found}；"
                             "译文中缺少：{missing}",
         "glossary_not_in_text": "**术语表** — {total} 个术语都没有出现在原文中。",
-        # Documents that say what happened, and the bilingual export (issue 25, p-docs)
+        # Documents that say what happened, and the bilingual export
         "doc_refused": "✗ 此文件未翻译（原因见提示）。",
         "doc_unchanged": "文件已经是{name}：没有翻译任何内容，原样返回 → {filename}",
         "doc_switched": "文件已经是{name}，已改为译成{target}。",
         "bilingual_empty": "请先翻译一段文本：导出文件会把原文和译文并排列出。",
         "bilingual_source": "原文", "bilingual_translation": "译文",
-        # -- small fixes (issue 25, item 9): nothing to translate, an empty answer
+        # -- small fixes: nothing to translate, an empty answer
         "nothing_to_translate": "没有需要翻译的内容（数字、标点或网址），原样返回。",
         "empty_answer": "⚠️ 模型没有给出这段文本的译文。请点“重新翻译”再试，或换一个语言对。",
     },

@@ -31,8 +31,9 @@ from hunyuan_webui.service import (
     TranslationResult,
     Translator,
 )
-from hunyuan_webui.service.longtext import max_chars
-from hunyuan_webui.service.translator import NOTHING_TO_TRANSLATE
+from hunyuan_webui.service.operations.longtext import max_chars
+from hunyuan_webui.service.translate.translator import NOTHING_TO_TRANSLATE
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.security import Redactor
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
@@ -58,6 +59,7 @@ from hunyuan_webui.web.page.wording import (
     device_words,
     model_words,
     precision_words,
+    speech_words,
 )
 
 STATUS_POLL_S, LOADING_POLL_S = 10.0, 2.0  # seconds between a tab's status polls
@@ -88,8 +90,10 @@ class TranslatorUI(FileListeners):
     """Holds the translator; each public method is one listener (the page: ui_layout)."""
 
     def __init__(self, translator: Translator, banner: str = "",
-                 access: AccessControl | None = None, files: VisitorFiles | None = None) -> None:
+                 access: AccessControl | None = None, files: VisitorFiles | None = None,
+                 speech: Speech | None = None) -> None:
         self.translator = translator
+        self.speech = speech  # the recogniser, named on the status line
         self.banner = banner  # markdown at the top of the page (what the demo model is)
         self.access = access or AccessControl.from_settings(translator.settings)
         self.files = files or VisitorFiles(gr.utils.get_upload_folder(),
@@ -281,6 +285,10 @@ class TranslatorUI(FileListeners):
         if cache is not None and cache.enabled:
             stats = cache.stats()
             parts.append(say(lang, "cache", hits=stats.hits, misses=stats.misses))
+        if self.speech is not None:
+            heard = self.speech.status()
+            parts.append(speech_words(lang, heard.state, heard.model, heard.device,
+                                      heard.compute_type, heard.demo))
         line = " · ".join(parts)
         if status.state in (EngineState.LOADING, EngineState.WARMING):
             line = say(lang, "loading") + "  \n" + line

@@ -1,4 +1,4 @@
-"""Words the server makes, in the visitor's language (issue 25: a Chinese page that is Chinese).
+"""Words the server makes, in the visitor's language (a Chinese page that is Chinese).
 
 The status line's model, device and precision in plain words ("演示模型 · 处理器 · 32 位浮点",
 not "demo-model · cpu · fp32"); the demo banner in Chinese (its shell commands stay commands); and
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from hunyuan_webui import modes
-from hunyuan_webui.service import items
+from hunyuan_webui.service.operations import items
 from hunyuan_webui.web.page.text import LABELS
 
 # -- the status line --------------------------------------------------------------------------
@@ -163,3 +163,25 @@ def in_page_language(lang: str, text: str) -> str:
             return chinese.format(**values)
         text = pattern.sub(put, text)
     return re.sub(r"(?<=[。！？：）])\s+(?=\S)", "", text)  # no spaces between Chinese sentences
+
+
+# -- the speech recogniser on the status line -----------------------------------------------
+SPEECH_WORDS = {
+    "en": {"label": "🎤 speech: {what}", "demo": "demo recogniser", "loading": "loading",
+           "off": "off", "failed": "unavailable (see /ready)"},
+    "zh": {"label": "🎤 语音识别：{what}", "demo": "演示模型", "loading": "加载中",
+           "off": "未启用", "failed": "不可用（见 /ready）"},
+}
+
+
+def speech_words(lang: str, state: str, model: str = "", device: str = "", compute_type: str = "",
+                 demo: bool = False) -> str:
+    """The recogniser in a few words: which one and where, or that there is none."""
+    table = SPEECH_WORDS.get(lang, SPEECH_WORDS["en"])
+    if state != "ready":
+        return table["label"].format(what=table.get(state, state))
+    what = table["demo"] if demo else model
+    if device:
+        where = device_words(lang, device)
+        what += f"（{where}，{compute_type}）" if lang == "zh" else f" ({where}, {compute_type})"
+    return table["label"].format(what=what)

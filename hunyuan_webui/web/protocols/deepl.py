@@ -4,7 +4,7 @@ custom server URL) work unchanged.
 
 DeepL's language codes map onto ours (``EN-US``/``EN-GB`` -> en, ``PT-BR``/``PT-PT`` -> pt,
 ``ZH``/``ZH-HANS`` -> zh, ``ZH-HANT`` -> zh-Hant, the rest by code); ``tag_handling=html|xml``
-works on every model (:mod:`hunyuan_webui.service.markup`: every tag kept, the text between translated;
+works on every model (:mod:`hunyuan_webui.service.operations.markup`: every tag kept, the text between translated;
 ``ignore_tags`` honoured; the formatted prompt first where the model has one); ``context`` becomes
 the context mode. Keys come as ``Authorization: DeepL-Auth-Key K`` (or ``Bearer K``, or the old
 ``auth_key`` parameter) and go through the same key check and limits as every other route. Errors
@@ -31,7 +31,8 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.models import FORMATTED, TRANSLATE
 from hunyuan_webui.segment import is_translatable
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items, markup
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.operations import items, markup
 from hunyuan_webui.web.bodies import form_items, is_form, is_json, json_object
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.protocol import Protocol

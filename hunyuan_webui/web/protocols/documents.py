@@ -1,6 +1,6 @@
 """Documents over HTTP: DeepL's document API and the JSON API's ``/v1/documents``.
 
-Both hand the uploaded file to :class:`~hunyuan_webui.service.documents.DocumentJobs` (the file
+Both hand the uploaded file to :class:`~hunyuan_webui.service.operations.documents.DocumentJobs` (the file
 translators of :mod:`hunyuan_webui.files`, in the background, bounded, kept ``--files-ttl``
 seconds, never written to disk) and read it back:
 
@@ -32,8 +32,15 @@ from fastapi.responses import JSONResponse, Response
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.files.common import extension
+from hunyuan_webui.files.package import Limits, central_entries, is_zip
 from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.service.documents import DONE, ERROR, TRANSLATING, Document, DocumentJobs
+from hunyuan_webui.service.operations.documents import (
+    DONE,
+    ERROR,
+    TRANSLATING,
+    Document,
+    DocumentJobs,
+)
 from hunyuan_webui.web.bodies import upload_form
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl, Caller
@@ -72,13 +79,21 @@ def _uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
 
 
 def _is_word(data: bytes) -> bool:
-    if not data.startswith(b"PK\x03\x04"):
+    """Whether a nameless upload is a Word package, by its members' names (counted before a zip
+    is opened: 100,000 empty members cost ``zipfile`` half a second and 50 MB)."""
+    if not is_zip(data) or central_entries(data) > Limits().members:
         return False
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             return "word/document.xml" in package.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError):
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return False
+
+
+async def _submit(documents: DocumentJobs, *args: Any, **kwargs: Any) -> Document:
+    """:meth:`DocumentJobs.submit` on a worker thread: it reads the file (a package unpacked
+    within its limits) before it accepts it, which must not hold up the event loop."""
+    return await anyio.to_thread.run_sync(lambda: documents.submit(*args, **kwargs))
 
 
 def _template(translator: Translator, source: str, target: str) -> TranslationRequest:
@@ -125,7 +140,7 @@ def create_deepl_router(translator: Translator, documents: DocumentJobs) -> APIR
         fields, upload = await upload_form(request)
         params = {k: [v] for k, v in fields.items()}
         who = deepl._caller(request, params)
-        filename, data = _uploaded(upload)
+        filename, data = await anyio.to_thread.run_sync(_uploaded, upload)
         target_code = fields.get("target_lang")
         if not target_code:
             raise InputError("Parameter 'target_lang' not specified.")
@@ -137,9 +152,9 @@ def create_deepl_router(translator: Translator, documents: DocumentJobs) -> APIR
         if wanted and "." + wanted != extension(filename):
             raise InputError("Value for 'output_format' not supported: a document comes back "
                              "in its own format.")
-        doc = documents.submit(owner_of(request, who), filename, data,
-                               _template(translator, source, target),
-                               admit=_admit(request, who, deepl_shape=True))
+        doc = await _submit(documents, owner_of(request, who), filename, data,
+                            _template(translator, source, target),
+                            admit=_admit(request, who, deepl_shape=True))
         return {"document_id": doc.id, "document_key": doc.key}
 
     async def find(request: Request, document_id: str) -> Document:
@@ -207,7 +222,7 @@ def create_router(translator: Translator, documents: DocumentJobs) -> APIRouter:
         """Upload a file (``.docx .pptx .xlsx .html .txt .md .srt .csv``) to translate in the background; poll
         ``GET /v1/documents/{id}``, then fetch ``/result``."""
         fields, upload = await upload_form(request)
-        filename, data = _uploaded(upload)
+        filename, data = await anyio.to_thread.run_sync(_uploaded, upload)
         target = fields.get("target_lang")
         if not target:
             raise InputError("Field 'target_lang' is required.")
@@ -215,9 +230,9 @@ def create_router(translator: Translator, documents: DocumentJobs) -> APIRouter:
         source = fields.get("source_lang") or languages.AUTO
         if source != languages.AUTO:
             source = languages.normalize(source)
-        doc = documents.submit(owner_of(request, who), filename, data,
-                               _template(translator, source, target),
-                               admit=_admit(request, who, deepl_shape=False))
+        doc = await _submit(documents, owner_of(request, who), filename, data,
+                            _template(translator, source, target),
+                            admit=_admit(request, who, deepl_shape=False))
         return JSONResponse(_status(doc, documents), status_code=202)
 
     @router.get("/v1/documents/{document_id}")

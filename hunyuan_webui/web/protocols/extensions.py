@@ -1,6 +1,6 @@
 """The small JSON shapes browser extensions speak, each on its own path, each answered in its
 documented shape; the texts of one request are translated together, in order
-(:func:`hunyuan_webui.service.items.translate_items`: tags and placeholders kept, the cache used).
+(:func:`hunyuan_webui.service.operations.items.translate_items`: tags and placeholders kept, the cache used).
 
 - ``POST /imme``: Immersive Translate's custom API (its docs, immersive-translate/i18ns
   official/i18n/*/services/custom.md): ``{source_lang, target_lang, text_list}`` ->
@@ -31,7 +31,7 @@ from fastapi import APIRouter, Request
 from hunyuan_webui import languages, tool_prompts
 from hunyuan_webui.errors import InputError, TranslatorError, UnknownLanguageError
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.items import ItemsResult, item_sources, translate_items
+from hunyuan_webui.service.operations.items import ItemsResult, item_sources, translate_items
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols import deepl
 from hunyuan_webui.web.protocols.protocol import Protocol

@@ -37,8 +37,9 @@ from starlette.background import BackgroundTask
 from hunyuan_webui import prompts, tool_prompts
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import InputError, TranslatorError
-from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator, items
-from hunyuan_webui.service.job import Job, batched_updates
+from hunyuan_webui.service import TranslationRequest, TranslationResult, Translator
+from hunyuan_webui.service.operations import items
+from hunyuan_webui.service.translate.job import Job, batched_updates
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.access import AccessControl, Caller
 from hunyuan_webui.web.protocols.openai_messages import (
@@ -230,7 +231,8 @@ async def _serve_translation(translator: Translator, ask: _Ask,
     ask.charge(len(wanted.text))
     stop = StopText(ask.body.stops())
     # User errors are plain 4xx answers, raised here before any output.
-    job = await anyio.to_thread.run_sync(translator.start, wanted)
+    # A chat stream cannot take text back: each answer is shown once it is judged whole.
+    job = (await anyio.to_thread.run_sync(translator.start, wanted)).hold()
     if ask.body.stream:
         return _sse(_translation_chunks(job, ask.answer, stop, ask.include_usage, ask.request),
                     job.cancel)

@@ -1,5 +1,7 @@
 """Operational routes: liveness, readiness, Prometheus metrics, the phrase cache, and what model
-is loaded."""
+is loaded. ``/ready`` and ``/health`` also say which speech recogniser is loaded, or why there is
+none (``speech``): ``/ready`` waits for it to finish loading, but a recogniser that could not be
+had does not make the app unready (a class can be typed)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from fastapi.responses import JSONResponse, Response
 
 from hunyuan_webui.engine.restarts import GIVEN_UP
 from hunyuan_webui.service import Translator
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.deps import CallerDep
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
@@ -19,8 +22,14 @@ from hunyuan_webui.web.protocols.protocol import Protocol
 log = logging.getLogger("hunyuan_webui.web.api")
 
 
-def create_router(translator: Translator, metrics: Metrics, redact: Redactor) -> APIRouter:
+def create_router(translator: Translator, metrics: Metrics, redact: Redactor,
+                  speech: Speech | None = None) -> APIRouter:
     router = APIRouter(tags=["operations"])
+
+    def hearing() -> dict[str, Any]:
+        if speech is None:
+            return {"state": "off", "reason": "This app has no speech recogniser."}
+        return redact.answer(speech.status().to_dict())
 
     @router.get("/health")
     def health() -> JSONResponse:
@@ -28,17 +37,18 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
         up restarting it (only restarting the app helps then; a liveness probe should)."""
         status = translator.engine.status()
         if status.extra.get(GIVEN_UP):
-            return JSONResponse({"status": "failed", "reason": redact.text(status.reason)},
-                                status_code=503)
-        return JSONResponse({"status": "ok"})
+            return JSONResponse({"status": "failed", "reason": redact.text(status.reason),
+                                 "speech": hearing()}, status_code=503)
+        return JSONResponse({"status": "ok", "speech": hearing()})
 
     @router.get("/ready")
     def ready() -> JSONResponse:
         """The model is loaded and warm, and its process answers (503 otherwise, with the state
         and any reason: loading, restarting, a late heartbeat, a failure)."""
         status = translator.engine.status()
-        return JSONResponse(redact.answer(status.to_dict()),
-                            status_code=200 if status.ready else 503)
+        settled = speech is None or speech.status().settled
+        return JSONResponse({**redact.answer(status.to_dict()), "speech": hearing()},
+                            status_code=200 if status.ready and settled else 503)
 
     @router.get("/metrics")
     def prometheus() -> Response:
@@ -74,5 +84,6 @@ def create_router(translator: Translator, metrics: Metrics, redact: Redactor) ->
     return router
 
 
-PROTOCOL = Protocol("ops", lambda edge: create_router(edge.translator, edge.metrics, edge.redact),
+PROTOCOL = Protocol("ops", lambda edge: create_router(edge.translator, edge.metrics, edge.redact,
+                                                     edge.speech),
                     open_routes=frozenset({"/health", "/ready", "/metrics"}))

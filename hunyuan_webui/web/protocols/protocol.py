@@ -19,7 +19,8 @@ from fastapi import APIRouter
 
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.documents import DocumentJobs
+from hunyuan_webui.service.operations.documents import DocumentJobs
+from hunyuan_webui.speech import Speech
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.metrics import Metrics
 from hunyuan_webui.web.guards.security import Redactor
@@ -36,6 +37,7 @@ class Edge:
     access: AccessControl
     redact: Redactor
     documents: DocumentJobs
+    speech: Speech | None = None  # the recogniser (None: an app without one)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-// Language names, native first (issue 25): the pickers show each language by its own name, then
+// Language names, native first: the pickers show each language by its own name, then
 // the page's name for it ("Deutsch · 德语"); its English and Chinese names, code and the other
 // names tools use find it too ("German" on the Chinese page). Gradio's dropdown searches the label
 // only (label.toLowerCase().includes(query)): for exactly the pickers' labels, a query their label
@@ -75,7 +75,7 @@
   }).observe(document.documentElement, {subtree: true, childList: true, attributes: true,
                                         attributeFilter: names});
 })();
-// Touch targets (issue 25): Gradio puts the page's CSS under its app's container, and its footer
+// Touch targets: Gradio puts the page's CSS under its app's container, and its footer
 // is outside it, so the footer's links get their 44 px on a phone from this style of their own.
 document.head.insertAdjacentHTML('beforeend', '<style>@media (max-width: 640px) { '
   + 'footer a[href], footer button { min-height: 44px; min-width: 44px; } }</style>');

@@ -1,4 +1,4 @@
-// Listen (issue 25): the text and the translation read aloud by the browser's own speech
+// Listen: the text and the translation read aloud by the browser's own speech
 // synthesis, no server work. A speaker button in each box's corner, shown only while the box has
 // text and the browser has a voice for its language (the text's: the picked source, or the
 // detected one on "Detect language"; the translation's: the target). Voices arrive after the

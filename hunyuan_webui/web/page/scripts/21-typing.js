@@ -1,4 +1,4 @@
-// Translate as you type (issue 25; the rule that turns it on by default: live.py). With the
+// Translate as you type (the rule that turns it on by default: live.py). With the
 // toggle on, every keystroke in the text box first cancels the running translation (the hidden
 // #live-cancel: Gradio's `cancels`, Stop's path, so the engine's job stops too), then, once the
 // typing pauses for DELAY_MS, the hidden #live-btn translates the text as Translate does. One

@@ -1,4 +1,4 @@
-// Sentence highlight (issue 25): in the sentence view under the boxes (web/page/aligned.py),
+// Sentence highlight: in the sentence view under the boxes (web/page/aligned.py),
 // pointing at a sentence with a mouse, tapping it, or reaching it with Tab marks it and its
 // counterpart on the other side (the same data-seg). A tapped sentence (or one Enter or Space
 // pressed on) stays marked until the next tap.

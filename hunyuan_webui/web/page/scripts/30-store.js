@@ -1,4 +1,4 @@
-// The phrasebook (issue 25): a saved translation is stamped with the visitor's own clock, in
+// The phrasebook: a saved translation is stamped with the visitor's own clock, in
 // the visitor's time zone, which the server knows nothing of ("2026-12-02 09:41").
 window.hymt.localTime = () => {
   const d = new Date();
