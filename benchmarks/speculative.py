@@ -70,7 +70,7 @@ def _requests(kind: str, repeat: int) -> list[tuple[str, Any]]:
     from hunyuan_webui.demo.model import load_phrases
 
     phrases = load_phrases()
-    copying = [p for p in phrases if _copies(p.source)]
+    copying = [p for p in phrases if p.copies]
     if kind == "copy-heavy":
         chosen = [(p, "") for p in copying]
     elif kind == "ordinary":
@@ -78,12 +78,6 @@ def _requests(kind: str, repeat: int) -> list[tuple[str, Any]]:
     else:
         chosen = [(p, p.target[:len(p.target) // 2]) for p in phrases]
     return chosen * repeat
-
-
-def _copies(source: str) -> bool:
-    """The copy-heavy demo rows: digits, a URL or a file name, an e-mail address, code."""
-    return any(ch.isdigit() for ch in source) or "." in source.strip(".") or \
-        any(mark in source for mark in ("_", "@"))
 
 
 def _run(engine: Any, requests: list[tuple[Any, str]], clients: int
