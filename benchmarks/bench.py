@@ -338,7 +338,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "on one random-weight checkpoint of the Hunyuan-MT architecture.",
         epilog="Example: python -m benchmarks.bench --threads 1 --doc docs/PERFORMANCE.md. "
                "The classroom soak: python -m benchmarks.bench classroom --help; a class: "
-               "python -m benchmarks.bench room --help")
+               "python -m benchmarks.bench room --help; speculative decoding on and off: "
+               "python -m benchmarks.bench speculative --help; bf16 against fp32 and llama.cpp: "
+               "python -m benchmarks.bench bf16 --help; how many languages a room keeps pace "
+               "with: python -m benchmarks.bench pace --help")
     parser.add_argument("--size", choices=sorted(bench_peers.SIZES), default="cpu",
                         help="checkpoint shape: cpu = 31M params for a CPU (default), 7b = the "
                              "real 7B shape for a GPU, small = 4M, tiny = 0.7M for tests")
@@ -500,6 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench_classroom.main(argv[1:])
     if argv[:1] == ["room"]:  # a class: one teacher, many students' streams (docs/PERFORMANCE.md)
         return bench_room.main(argv[1:])
+    if argv[:1] in (["speculative"], ["pace"], ["bf16"]):  # issue 34's tables (PERFORMANCE.md)
+        module = importlib.import_module(f"benchmarks.{argv[0]}")
+        return int(module.main(argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.defaults and args.threads:

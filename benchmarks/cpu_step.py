@@ -9,7 +9,12 @@ same machine (it is shared and noisy: ratios, not times):
 
 - ``direct``: the app's step (:class:`~hunyuan_webui.engine.decode.DecodeStep`);
 - ``shared``: the model's own ``forward``, with the shared matrices;
-- ``separate``: the model's own ``forward``, each projection with its own reordered copy.
+- ``separate``: the model's own ``forward``, each projection with its own reordered copy;
+- ``plain``: the model's own ``forward`` with plain ``nn.Linear`` multiplies (``F.linear``): the
+  step without :mod:`hunyuan_webui.engine.cpu`'s work.
+
+``--dtype bf16`` measures the same in bf16 (on a CPU that computes it natively: AVX512-BF16 or
+AMX), ``--batch`` the rows.
 
 It also reports how many multiplies a step makes in each.
 
@@ -32,10 +37,11 @@ from typing import Any
 from benchmarks.report import cpu_model, publish
 
 DOC_START, DOC_END = "<!-- bench-cpu-step:start -->", "<!-- bench-cpu-step:end -->"
-ARRANGEMENTS = ("direct", "shared", "separate")
+ARRANGEMENTS = ("direct", "shared", "separate", "plain")
 DESCRIBED = {"direct": "the app's direct step, shared projections",
              "shared": "the model's forward, shared projections",
-             "separate": "the model's forward, a matrix per projection"}
+             "separate": "the model's forward, a matrix per projection",
+             "plain": "the model's forward, plain nn.Linear (F.linear)"}
 
 
 class Arrangement:
@@ -49,20 +55,28 @@ class Arrangement:
 
         self.grouped = [(m, m.shared) for m in model.modules()
                         if isinstance(m, TunedLinear) and m.shared is not None]
-        self.tuned = sum(isinstance(m, TunedLinear) for m in model.modules())
+        self.modules = [m for m in model.modules() if isinstance(m, TunedLinear)]
+        self.tuned = len(self.modules)
         for module, _ in self.grouped:
             module.packed = torch.ops.mkldnn._reorder_linear_weight(module.weight.detach(), None)
 
     def use(self, name: str) -> None:
+        import torch
+
+        from hunyuan_webui.engine.cpu import TunedLinear
+
+        for module in self.modules:
+            module.__class__ = torch.nn.Linear if name == "plain" else TunedLinear
         for module, shared in self.grouped:
             module.shared = None if name == "separate" else shared
 
     def multiplies(self, name: str) -> int:
         groups = {id(shared) for _, shared in self.grouped}
-        return self.tuned - (0 if name == "separate" else len(self.grouped) - len(groups))
+        return self.tuned - (0 if name in ("separate", "plain") else
+                             len(self.grouped) - len(groups))
 
 
-def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
+def measure(model_dir: str, batch: int, steps: int, dtype: str = "fp32") -> dict[str, Any]:
     import torch
 
     from hunyuan_webui import models
@@ -70,14 +84,14 @@ def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
     from hunyuan_webui.engine.batch import Batch, Prefill, Row
     from hunyuan_webui.engine.kvcache import growing_cache
 
-    loaded = loader.load(models.resolve(model_dir))
+    loaded = loader.load(models.resolve(model_dir), dtype, "cpu")
     arrangement = Arrangement(loaded.model)
     if not arrangement.grouped or loaded.decode is None:
         raise SystemExit("no shared projections or direct step here (no oneDNN, or not an fp32 "
                          "Hunyuan dense model on a CPU)")
     steppers = {"direct": loaded.next_logits,
                 "shared": lambda inputs: loaded.model(**inputs).logits[:, -1, :]}
-    steppers["separate"] = steppers["shared"]
+    steppers["separate"] = steppers["plain"] = steppers["shared"]
     vocab = loaded.model.config.vocab_size
     rows = [Row(None, [(7 * i + j) % vocab for j in range(120)], steps, None, None)  # type: ignore[arg-type]
             for i in range(batch)]
@@ -95,7 +109,9 @@ def measure(model_dir: str, batch: int, steps: int) -> dict[str, Any]:
             running.next = steppers[name](running.step_inputs()).argmax(-1)
             times[name].append(time.perf_counter() - started)
     skip = steps // 5  # the first steps warm the caches
+    arrangement.use("direct")
     return {"batch": batch, "steps": steps, "threads": torch.get_num_threads(),
+            "dtype": loaded.dtype,
             "ms": {name: statistics.median(t[skip:]) * 1000 for name, t in times.items()},
             "multiplies": {name: arrangement.multiplies(name) for name in ARRANGEMENTS}}
 
@@ -104,7 +120,8 @@ def table(result: dict[str, Any], command: str) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     direct = result["ms"]["direct"]
     lines = [f"Command: `{command}`", "",
-             f"Run {when} on {cpu_model()}, {result['threads']} threads; {result['batch']} rows, "
+             f"Run {when} on {cpu_model()}, {result['threads']} threads, "
+             f"{result.get('dtype', 'fp32')}; {result['batch']} rows, "
              f"{result['steps']} steps of each arrangement, alternating.", "",
              "| step | what computes it | multiplies per step | step p50 ms | / direct |",
              "|---|---|---:|---:|---:|"]
@@ -120,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model-dir", help="the bench checkpoint (default: build one)")
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--steps", type=int, default=200, help="steps of each arrangement")
+    parser.add_argument("--dtype", default="fp32", choices=("fp32", "bf16"))
     parser.add_argument("--doc", help="write the table between this Markdown file's markers")
     args = parser.parse_args(argv)
     command = "python -m benchmarks.cpu_step " + " ".join(argv or sys.argv[1:])
@@ -132,8 +150,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchmarks.peers import build_checkpoint
 
             model_dir = str(build_checkpoint(Path(tmp) / "bench-cpu"))
-        result = measure(model_dir, args.batch, args.steps)
-    publish(table(result, command.strip()), args.doc, DOC_START, DOC_END)
+        result = measure(model_dir, args.batch, args.steps, args.dtype)
+    start, end = ((DOC_START, DOC_END) if args.dtype == "fp32" else
+                  (DOC_START.replace("step", f"step-{args.dtype}"),
+                   DOC_END.replace("step", f"step-{args.dtype}")))
+    publish(table(result, command.strip()), args.doc, start, end)
     return 0
 
 

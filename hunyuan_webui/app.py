@@ -232,8 +232,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if status.state != EngineState.READY:
             print(f"error: {status.reason or 'the model could not be loaded'}", file=sys.stderr)
             return 1
+        why = status.extra.get("dtype_reason")  # --dtype auto on a CPU: why this precision
         print(f"Hunyuan-MT translator ready: {server.url}  (model {status.model}, "
-              f"{status.device}, {status.dtype})", flush=True)
+              f"{status.device}, {status.dtype}{f': {why}' if why else ''})", flush=True)
         if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
             print(f"Hunyuan-MT translator on the LAN (for students): "
                   f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)

@@ -81,6 +81,9 @@ GPU_TABLE = (Row("tencent/Hy-MT2-7B", "bf16"), Row("tencent/Hy-MT2-7B", "int8"),
              Row("tencent/Hy-MT2-7B", "int4"), Row("tencent/Hy-MT2-1.8B", "bf16"),
              Row("tencent/Hy-MT2-1.8B", "int4"))
 CPU_TABLE = (Row("tencent/Hy-MT2-1.8B-GGUF", "auto"), Row("tencent/Hy-MT2-1.8B", "fp32"))
+# A CPU that computes bf16 natively, where PyTorch bf16 measured faster for a class
+# (hunyuan_webui.cpu_formats): the bf16 checkpoint first.
+CPU_TABLE_BF16 = (Row("tencent/Hy-MT2-1.8B", "bf16"), Row("tencent/Hy-MT2-1.8B-GGUF", "auto"))
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,9 @@ class Probe(Protocol):
 
     def runs_gguf(self) -> bool: ...  # llama-cpp-python is importable
 
+    # The CPU's native bf16 instructions, "AMX", "AVX512-BF16" or "" (a probe without this
+    # method is taken to have none).
+
 
 class MachineProbe:
     """The real machine and the real hub (cache on disk; the network with a short deadline).
@@ -117,6 +123,11 @@ class MachineProbe:
         from hunyuan_webui.engine.llama_model import available
 
         return available()
+
+    def bf16_instructions(self) -> str:
+        from hunyuan_webui.engine.cpuinfo import bf16_instructions
+
+        return bf16_instructions()
 
     def gpu_free_gib(self) -> list[float]:
         import torch
@@ -216,7 +227,7 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
     # A GPU too small for any row must not be handed a CPU row's fp32 weights.
     unrun: list[str] = []  # a GGUF row passed over for want of llama-cpp-python: what it had
     passed.insert(0, "no GPU was found" if not gpus else "the GPU is too small for Hy-MT2")
-    found = _first(CPU_TABLE, ram, settings, probe, where=f"{ram:.1f} GiB of RAM free",
+    found = _first(cpu_table(probe), ram, settings, probe, where=f"{ram:.1f} GiB of RAM free",
                    device="cpu" if gpus else None, unrun=unrun, passed=passed)
     if found is not None:
         if unrun and found.settings.engine != kinds.LLAMACPP:
@@ -238,6 +249,17 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
         why = (f"The GPU is too small for any Hy-MT2 model ({free:.1f} GiB free), and no "
                "Hy-MT2-1.8B weights are cached here or could be downloaded.")
     return _demo(settings, why)
+
+
+def cpu_table(probe: Probe) -> tuple[Row, ...]:
+    """The CPU rows in this machine's order: on a CPU that computes bf16 natively, the format
+    that measured faster for a class first (:func:`hunyuan_webui.cpu_formats.bf16_first`)."""
+    from hunyuan_webui.cpu_formats import bf16_first
+
+    instructions = getattr(probe, "bf16_instructions", lambda: "")()
+    first, why = bf16_first(instructions)
+    log.info("launch choice on a CPU: %s", why)
+    return CPU_TABLE_BF16 if first else CPU_TABLE
 
 
 def _told(found: Choice, passed: list[str]) -> Choice:
@@ -390,5 +412,11 @@ def markdown_table() -> str:
         rows.append(f"| no GPU, without llama-cpp-python, ≥ {row.need_gib():.1f} GiB of RAM | "
                     f"`{row.model}` (PyTorch; slow, and the page says so) | {row.dtype} | "
                     f"{row.weights_gib():.1f} GiB | {row.need_gib() - row.weights_gib():.1f} GiB |")
+    bf16 = CPU_TABLE_BF16[0]
+    rows.append(f"| no GPU, a CPU with AVX512-BF16 or AMX where bf16 measured faster than Q4_K_M "
+                f"at {KV_ROOM_USERS // 2} clients (`hunyuan_webui/cpu_formats.py`), ≥ "
+                f"{bf16.need_gib():.1f} GiB of RAM | `{bf16.model}` (PyTorch; before the GGUF) | "
+                f"{bf16.dtype} | {bf16.weights_gib():.1f} GiB | "
+                f"{bf16.need_gib() - bf16.weights_gib():.1f} GiB |")
     rows.append("| otherwise | the bundled demo model, with a banner | fp32 | 3 MB | |")
     return "\n".join(rows)

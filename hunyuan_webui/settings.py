@@ -43,8 +43,9 @@ class Settings:
                       "machine can run and get (see README, Hardware): Hy-MT2-7B in bf16, int8 "
                       "or int4 by free GPU memory; without a GPU a 1.8B model, else the demo.")
     demo: bool = _opt(False, "Serve the bundled tiny demo model (no GPU, no download).")
-    dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU, fp32 on CPU; int8/int4 "
-                      "use bitsandbytes.", choices=DTYPES)
+    dtype: str = _opt("auto", "Weights precision: auto = bf16/fp16 on GPU; on CPU bf16 for a bf16 "
+                      "checkpoint where the CPU computes bf16 natively (AVX512-BF16 or AMX), else "
+                      "fp32; int8/int4 use bitsandbytes.", choices=DTYPES)
     device: str = _opt("auto", "Where to run: auto tries CUDA, then MPS, then CPU.", choices=DEVICES)
     engine: str = _opt(kinds.DEFAULT, "process = the model runs in a child process of its own, so "
                        "the web server does not share its GIL (faster under load); local = in "
@@ -73,6 +74,11 @@ class Settings:
     chimera_model: str | None = _opt(None, "A Hunyuan-MT-Chimera checkpoint loaded beside --model "
                                      "for the ensemble mode (not needed when --model is Chimera).")
     warmup: bool = _opt(True, "Run a short generation before serving.")
+    speculative: bool = _opt(True, "Speculative decoding: tokens drafted from the source text and "
+                             "from the previous translation of the same text are verified in one "
+                             "step (answers unchanged; it turns itself down when it would not pay, "
+                             "as with a full batch on a CPU); managed vLLM and SGLang servers get "
+                             "their own n-gram speculation. --no-speculative turns it off.")
     cpu_threads: int = _opt(0, "Threads for CPU inference; 0 = all cores but one (the web server "
                             "needs the other), both on a 2-core machine, where the engine's idle "
                             "threads then sleep (OMP_WAIT_POLICY=PASSIVE) instead of spinning.")

@@ -95,7 +95,7 @@ def demo_settings(demo_dir: str) -> Settings:
     # Guards off: the demo answers text it does not know with bits of its phrases in any language,
     # which the guards rightly retry; the tests of other features count engine calls. The guards'
     # own tests (test_guards*.py) turn them on.
-    return Settings(model=demo_dir, max_new_tokens=64, max_batch_size=16, max_queued=64,
+    return Settings(model=demo_dir, max_new_tokens=64, max_batch_size=16, max_queued=128,
                     cache_size=0, guards=False)
 
 

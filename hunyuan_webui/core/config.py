@@ -27,6 +27,7 @@ class EngineConfig:
     prefill_chunk_tokens: int = 512
     warmup: bool = True
     cpu_threads: int = 0
+    speculative: bool = True  # drafts verified in one step (engine/speculative.py); servers' own
     context_tokens: int = 0  # 0: max_input_tokens + PROMPT_OVERHEAD_TOKENS + max_new_tokens
     gguf_quant: str = "Q4_K_M"
     # a managed server (vllm, sglang, llama-server, transformers-serve)
@@ -50,7 +51,8 @@ class EngineConfig:
         return dict(dtype=self.dtype, device=self.device, max_batch_size=self.max_batch_size,
                     max_queued=self.max_queued, max_new_tokens=self.max_new_tokens,
                     max_input_tokens=self.max_input_tokens, warmup=self.warmup,
-                    prefill_chunk_tokens=self.prefill_chunk_tokens, cpu_threads=self.cpu_threads)
+                    prefill_chunk_tokens=self.prefill_chunk_tokens, cpu_threads=self.cpu_threads,
+                    speculative=self.speculative)
 
     def __repr__(self) -> str:  # never shows the API key
         return f"EngineConfig(kind={self.kind!r}, dtype={self.dtype!r}, device={self.device!r})"

@@ -31,6 +31,11 @@ class DecodingOptions:
     repetition_penalty: float = 1.05
     max_new_tokens: int | None = None  # None: derived from the prompt length, capped by settings
     seed: int | None = None
+    # Text the answer is likely to repeat in part (the previous translation of this text: a growing
+    # speech draft, translate-as-you-type, a corrected sentence), set by the service: a source of
+    # drafts for speculative decoding (hunyuan_webui.engine.drafts). It never changes the answer,
+    # so it is no part of a cache key and no user option.
+    draft: str = ""
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -48,6 +53,8 @@ class DecodingOptions:
             raise InputError(f"Option seed must be an integer from 0 to 2**63-1; got {self.seed!r}.")
         if not isinstance(self.deterministic, bool):
             raise InputError("Option deterministic must be true or false.")
+        if not isinstance(self.draft, str):
+            raise InputError("A draft hint must be text.")
 
     @classmethod
     def from_mapping(cls, data: dict[str, Any] | None,
@@ -55,7 +62,7 @@ class DecodingOptions:
         """Build from user input (API JSON, UI controls), rejecting unknown names with the list;
         what ``data`` leaves out comes from ``defaults`` (the loaded model's)."""
         data = dict(data or {})
-        names = {f.name for f in fields(cls)}
+        names = {f.name for f in fields(cls)} - NOT_OPTIONS
         unknown = sorted(set(data) - names)
         if unknown:
             raise InputError(f"Unknown option(s) {', '.join(unknown)}. Valid: {', '.join(sorted(names))}.")
@@ -68,15 +75,23 @@ class DecodingOptions:
         for name in ("top_k", "max_new_tokens"):
             if data.get(name) is not None and not isinstance(data[name], int):
                 raise InputError(f"Option {name} must be an integer; got {data[name]!r}.")
-        return cls(**{**asdict(defaults or cls()), **data})
+        return cls(**{**(defaults or cls()).settings(), **data})
+
+    def settings(self) -> dict[str, Any]:
+        """The options a request sets (the draft hint left out)."""
+        out = asdict(self)
+        for name in NOT_OPTIONS:
+            out.pop(name)
+        return out
 
     def cache_fields(self) -> dict[str, Any]:
         """What makes two results interchangeable (the seed only matters when sampling)."""
-        out = asdict(self)
+        out = self.settings()
         if self.deterministic:
             for name in ("temperature", "top_p", "top_k", "seed"):
                 out.pop(name)
         return out
 
 
+NOT_OPTIONS = frozenset({"draft"})  # fields the service sets, never a request
 GREEDY = DecodingOptions(deterministic=True)

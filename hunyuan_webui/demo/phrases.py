@@ -46,6 +46,16 @@ class Phrase:
         """The official prompt for this phrase in a prompt family's wording."""
         return translation_prompt(self.source, self.source_lang, self.target_lang, family)
 
+    @property
+    def copies(self) -> bool:
+        """A copy-heavy row (the table's last twelve): its answer copies digits, a URL or file
+        name, an e-mail address or code from its source. The translation demo models know them
+        (speculative decoding's tests and benchmark draft from them); the demo recogniser does not
+        (:func:`hunyuan_webui.demo.asr_data.spoken_phrases`)."""
+        text = self.source
+        return any(ch.isdigit() for ch in text) or "." in text.strip(".") or \
+            any(mark in text for mark in ("_", "@"))
+
 
 def load_phrases(path: Path | str = PHRASES_PATH) -> list[Phrase]:
     """The phrase table: a UTF-8 TSV with ``source_lang target_lang source target`` columns."""

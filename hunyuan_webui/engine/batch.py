@@ -2,7 +2,15 @@
 
 Rows are left-padded to one width. The key/value cache, the 2-D attention mask, each row's next
 input token and the ids each row has seen (for the repetition penalty) always have one entry per
-row, in row order: :class:`Batch` changes them together, so they cannot drift apart. A
+row, in row order: :class:`Batch` changes them together, so they cannot drift apart.
+
+A verification step (speculative decoding, :mod:`hunyuan_webui.engine.speculative`) feeds each
+row its next token and its drafts, as many columns as the longest row's; a row with fewer has
+filler columns its mask hides. Afterwards (:meth:`Batch.settle`) each row keeps the columns of the
+drafts it accepted: the cache is cut after the longest such run, and in the other rows the
+columns past their own run become holes, hidden by the mask exactly as left padding is. Positions
+are counted from the mask (its ones), so a hole shifts nothing. When holes make the batch much
+wider than its longest row, :meth:`Batch.compact` moves every row's columns together again. A
 :class:`Prefill` is a group of new rows whose prompts are being read, a chunk of columns at a
 time, before they join the batch.
 
@@ -19,7 +27,10 @@ from typing import Any
 import torch
 
 from hunyuan_webui.engine.base import Stream
+from hunyuan_webui.engine.drafts import Drafter
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
+
+COMPACT_COLUMNS = 32  # holes verification steps may leave before the batch is compacted
 
 
 @dataclass
@@ -32,6 +43,7 @@ class Row:
     text: IncrementalText | ReasoningFilter
     generator: torch.Generator | None
     generated: list[int] = field(default_factory=list)
+    drafter: Drafter | None = None  # speculative decoding's source of drafts (None: off)
 
 
 @dataclass
@@ -141,6 +153,59 @@ class Batch:
         self.mask = torch.cat([self.mask, ones], dim=-1)
         return {"input_ids": self.next.unsqueeze(-1), "attention_mask": self.mask,
                 "position_ids": positions, "past_key_values": self.cache, "use_cache": True}
+
+    def verify_inputs(self, drafts: list[list[int]]) -> dict[str, Any]:
+        """The model's inputs for a step that reads each row's next token and its ``drafts``
+        (logits at every position); the mask grows by ``1 + the most drafts`` columns, ones for
+        each row's real inputs."""
+        assert self.mask is not None and self.next is not None
+        rows, width = len(drafts), 1 + max(len(d) for d in drafts)
+        device = self.mask.device
+        ids = self.next.unsqueeze(-1).repeat(1, width)  # fillers: any real id (hidden by the mask)
+        new = torch.zeros((rows, width), dtype=self.mask.dtype, device=device)
+        for i, run in enumerate(drafts):
+            if run:
+                ids[i, 1:1 + len(run)] = torch.tensor(run, dtype=ids.dtype, device=device)
+            new[i, :1 + len(run)] = 1
+        positions = self.mask.sum(-1, keepdim=True) + torch.arange(width, device=device)
+        self.mask = torch.cat([self.mask, new], dim=-1)
+        return {"input_ids": ids, "attention_mask": self.mask, "position_ids": positions,
+                "past_key_values": self.cache, "use_cache": True}
+
+    def settle(self, width: int, kept: list[int]) -> None:
+        """After a verification step of ``width`` columns: row ``i`` keeps the first ``kept[i]``
+        (its next token and its accepted drafts); the cache is cut after the longest."""
+        assert self.mask is not None
+        end = self.mask.shape[1] - width + max(kept)
+        self.mask = self.mask[:, :end].clone()
+        for i, count in enumerate(kept):
+            self.mask[i, end - max(kept) + count:] = 0
+        for layer in self.cache.layers:
+            layer.keys = layer.keys[:, :, :end]
+            layer.values = layer.values[:, :, :end]
+
+    def holey(self) -> bool:
+        """Whether holes make the batch wide enough to be worth a :meth:`compact`."""
+        assert self.mask is not None
+        return self.waste() > max(COMPACT_COLUMNS, self.mask.shape[1] // 4)
+
+    def waste(self) -> int:
+        """Columns the longest row does not use: holes a compaction would remove."""
+        assert self.mask is not None
+        return self.mask.shape[1] - int(self.mask.sum(-1).max())
+
+    def compact(self) -> None:
+        """Move each row's columns (its mask's ones) to the right end, in order, and drop the
+        columns no row then uses: the holes verification steps left go."""
+        assert self.mask is not None
+        order = torch.sort(self.mask.to(torch.int8), dim=1, stable=True).indices
+        index = order[:, self.waste():]
+        self.mask = torch.gather(self.mask, 1, index)
+        for layer in self.cache.layers:
+            rows, heads, _, dim = layer.keys.shape
+            spread = index[:, None, :, None].expand(rows, heads, index.shape[1], dim)
+            layer.keys = torch.gather(layer.keys, 2, spread)
+            layer.values = torch.gather(layer.values, 2, spread)
 
     def keep(self, keep: list[int]) -> None:
         """Keep only the rows at ``keep``, then trim columns that are padding in every row."""

@@ -196,9 +196,11 @@ class LlamaModel:
                 out.append(np.ctypeslib.as_array(pointer, shape=(self.n_vocab,)).copy())
         return out
 
-    def forget(self, seq: int) -> None:
-        """Free sequence ``seq``'s cells of the KV cache."""
-        self._lib.llama_memory_seq_rm(self._memory, seq, -1, -1)
+    def forget(self, seq: int, start: int = -1) -> None:
+        """Free sequence ``seq``'s cells of the KV cache: all of them, or those at positions from
+        ``start`` on (drafts the model did not accept)."""
+        if not self._lib.llama_memory_seq_rm(self._memory, seq, start, -1):
+            raise RuntimeError(f"llama.cpp could not remove positions {start}- of sequence {seq}")
 
     def close(self) -> None:
         if self._ctx:

@@ -25,6 +25,7 @@ answers are equal wherever the two forward passes agree. Text goes through
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,10 +34,12 @@ import torch
 from hunyuan_webui.core.chat import ChatFormat, chat_format
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineStatus, Stream
+from hunyuan_webui.engine.drafts import NOTHING, Drafter, Proposal
 from hunyuan_webui.engine.gguf_files import DEFAULT_QUANT, locate, quant_of
 from hunyuan_webui.engine.llama_model import LlamaModel
 from hunyuan_webui.engine.sampling import choose
 from hunyuan_webui.engine.scheduler import BatchingEngine
+from hunyuan_webui.engine.speculative import Planner, RowDrafts, speculation_status, verify
 from hunyuan_webui.engine.textstream import IncrementalText, ReasoningFilter
 from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
 from hunyuan_webui.errors import ModelLoadError, TranslatorError
@@ -56,11 +59,17 @@ class _Row:
     read: int = 0  # prompt tokens in the KV cache
     next: int | None = None  # the token to feed at the next pass
     generated: list[int] = field(default_factory=list)
+    drafter: Drafter | None = None  # speculative decoding's source of drafts (None: off)
 
     @property
     def cells(self) -> int:
-        """KV cells this row may need, at most."""
+        """KV cells this row may need, at most (its drafts stay within its token cap)."""
         return len(self.prompt) + self.max_new_tokens
+
+    @property
+    def position(self) -> int:
+        """Where its next token goes in its sequence."""
+        return len(self.prompt) + len(self.generated) - 1
 
 
 class LlamaCppEngine(BatchingEngine):
@@ -77,7 +86,7 @@ class LlamaCppEngine(BatchingEngine):
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
                  max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0,
                  prefill_chunk_tokens: int = 512, gguf_quant: str = DEFAULT_QUANT,
-                 context_tokens: int = 0) -> None:
+                 context_tokens: int = 0, speculative: bool = True) -> None:
         super().__init__(spec, device=device, max_batch_size=max_batch_size,
                          max_queued=max_queued, max_new_tokens=max_new_tokens,
                          max_input_tokens=max_input_tokens, warmup=warmup,
@@ -95,6 +104,9 @@ class LlamaCppEngine(BatchingEngine):
         self.stop_ids: frozenset[int] = frozenset()
         self._rows: list[_Row] = []  # admitted: being read or decoded
         self._free_seqs = list(range(max_batch_size))
+        # Speculative decoding: each running row's drafts ride in the pass's llama_batch with
+        # its next token, and the cells of the rejected ones are removed from its sequence.
+        self._planner: Planner | None = Planner(padded=False) if speculative else None
         self._start()
 
     # -- public interface -------------------------------------------------------------------------
@@ -104,7 +116,8 @@ class LlamaCppEngine(BatchingEngine):
             device=("gpu" if model.gpu else "cpu") + " (llama.cpp)" if model else self._device,
             dtype=quant_of(model.path.name) if model else self._quant,
             extra={"gguf": model.path.name if model else "",
-                   "kv_cells": model.n_ctx if model else 0})
+                   "kv_cells": model.n_ctx if model else 0,
+                   "speculative": speculation_status(self._planner)})
 
     def count_tokens(self, text: str) -> int:
         return len(self._require_loaded().tokenize(text))
@@ -128,8 +141,12 @@ class LlamaCppEngine(BatchingEngine):
             generator = torch.Generator().manual_seed(options.seed)
         seen = torch.zeros(model.n_vocab, dtype=torch.bool)
         seen[torch.tensor(ids, dtype=torch.long)] = True
+        drafter = None
+        if self._planner is not None:
+            hint = model.tokenize(options.draft) if options.draft else []
+            drafter = Drafter(ids, hint, banned=frozenset(self._special_ids.values()))
         return _Row(stream=stream, prompt=ids, max_new_tokens=max(1, cap),
-                    text=text, generator=generator, seen=seen)
+                    text=text, generator=generator, seen=seen, drafter=drafter)
 
     def _admit(self) -> tuple[list[_Row], list[_Row]]:
         """Move queued rows into free sequences while their cells fit; drop cancelled ones.
@@ -160,8 +177,9 @@ class LlamaCppEngine(BatchingEngine):
         log.info("loading %s with llama.cpp", path)
         log.info("CPU threads: %d of %d cores (idle threads %s)", self._threads, usable_cores(),
                  "sleep" if idle_threads_sleep() else "spin first")
+        drafts = self.max_batch_size * self._planner.max_draft if self._planner else 0
         model = LlamaModel(path, n_ctx=2 * self.context_tokens, n_seq_max=self.max_batch_size,
-                           n_batch=self.prefill_chunk_tokens + self.max_batch_size,
+                           n_batch=self.prefill_chunk_tokens + self.max_batch_size + drafts,
                            threads=self._threads, gpu=self._device != "cpu")
         found = {text: model.special_id(text) for text in self._format.special_tokens}
         missing = [text for text, token in found.items() if token is None]
@@ -185,19 +203,49 @@ class LlamaCppEngine(BatchingEngine):
         self._require_loaded().close()
 
     def _step(self, admitted: list[_Row]) -> None:
-        """Decode one batch: a token of every running row and the next prompt chunk of the rows
-        being read."""
+        """Decode one batch: a token of every running row (with its drafts, if any) and the next
+        prompt chunk of the rows being read."""
         rows = [r for r in admitted if not self._ended(r)]
         if not rows:
             return
-        model = self._require_loaded()
+        decoding = [r for r in rows if r.next is not None]
+        proposals = self._plan(decoding)
+        drafts = [p.tokens for p in proposals]
+        entries, asking, reading = self._entries(rows, decoding, drafts)
+        # Logits come back in entry order; decoding rows' entries precede the prompts'.
+        started = time.perf_counter()
+        logits = self._require_loaded().decode(entries)
+        self.steps += 1
+        if not asking:  # only part of a long prompt was read
+            return
+        drafts += [[] for _ in asking[len(decoding):]]
+        produced = self._choose(asking, logits, drafts)
+        for row, proposal, tokens in zip(asking, proposals, produced):  # the decoding rows
+            if proposal.tokens:
+                self._settle(row, proposal, len(tokens) - 1)
+        chosen = time.perf_counter()
+        for row, tokens in zip(asking, produced):
+            for token in tokens:
+                row.seen[token] = True
+                self._accept(row, token)
+        if self._planner is not None:
+            self._planner.steps += any(drafts)
+            if not reading:  # a pass of decoding alone: what it cost
+                self._planner.cost.observe(len(entries), chosen - started)
+                self._planner.cost.per_token(sum(map(len, produced)),
+                                             time.perf_counter() - chosen)
+
+    def _entries(self, rows: list[_Row], decoding: list[_Row], drafts: list[list[int]]
+                 ) -> tuple[list[tuple[int, int, int, bool]], list[_Row], bool]:
+        """The pass's batch: each decoding row's last token and drafts at its next positions,
+        then prompt chunks within the budget; the rows whose next token it chooses, in entry
+        order; and whether it reads prompts."""
         entries: list[tuple[int, int, int, bool]] = []
-        asking: list[_Row] = []  # rows whose next token this pass chooses, in entry order
+        asking: list[_Row] = list(decoding)
+        for row, run in zip(decoding, drafts):
+            entries += [(token, row.position + i, row.seq, True)
+                        for i, token in enumerate([row.next, *run])]
         budget = self.prefill_chunk_tokens
-        for row in rows:
-            if row.next is not None:  # decoding: its last token, at the next position
-                entries.append((row.next, len(row.prompt) + len(row.generated) - 1, row.seq, True))
-                asking.append(row)
         for row in rows:
             if row.next is None and budget > 0:  # reading its prompt, a chunk at a time
                 take = min(budget, len(row.prompt) - row.read)
@@ -208,16 +256,41 @@ class LlamaCppEngine(BatchingEngine):
                 budget -= take
                 if row.read == len(row.prompt):
                     asking.append(row)
-        # Logits come back in entry order; decoding rows' entries precede the prompts'.
-        logits = model.decode(entries)
-        self.steps += 1
-        if not asking:  # only part of a long prompt was read
-            return
-        tokens = choose(torch.from_numpy(np.stack(logits)), torch.stack([r.seen for r in asking]),
-                        [r.stream.options for r in asking], [r.generator for r in asking])
-        for row, token in zip(asking, tokens):
-            row.seen[token] = True
-            self._accept(row, token)
+        return entries, asking, budget < self.prefill_chunk_tokens
+
+    def _plan(self, rows: list[_Row]) -> list[Proposal]:
+        """Each decoding row's drafts for this pass (engine/speculative.py)."""
+        if self._planner is None:
+            return [NOTHING for _ in rows]
+        return self._planner.plan([
+            RowDrafts(row.drafter, row.generated, row.max_new_tokens - len(row.generated))
+            if row.drafter is not None and row.generated else None for row in rows])
+
+    def _choose(self, rows: list[_Row], logits: list[np.ndarray],
+                drafts: list[list[int]]) -> list[list[int]]:
+        """The tokens each row produces: one (plain decoding, the model card's choice), or its
+        accepted drafts and the model's token after them."""
+        seen = torch.stack([r.seen for r in rows])
+        options = [r.stream.options for r in rows]
+        generators = [r.generator for r in rows]
+        if not any(drafts):
+            return [[t] for t in choose(torch.from_numpy(np.stack(logits)), seen, options,
+                                        generators)]
+        width = 1 + max(len(run) for run in drafts)
+        table = torch.zeros((len(rows), width, len(logits[0])), dtype=torch.float32)
+        at = 0
+        for i, run in enumerate(drafts):
+            for depth in range(1 + len(run)):
+                table[i, depth] = torch.from_numpy(logits[at])
+                at += 1
+        return verify(table, drafts, seen, options, generators)
+
+    def _settle(self, row: _Row, proposal: Proposal, accepted: int) -> None:
+        """After verifying ``row``'s drafts: the cells of the rejected ones leave its sequence."""
+        assert self._planner is not None and row.drafter is not None
+        self._planner.settle(row.drafter, proposal, accepted)
+        if accepted < len(proposal.tokens):
+            self._require_loaded().forget(row.seq, row.position + 1 + accepted)
 
     def _step_failed(self, admitted: list[_Row], error: TranslatorError) -> None:
         for row in admitted:

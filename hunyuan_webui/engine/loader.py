@@ -11,12 +11,14 @@ import importlib.util
 import logging
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from hunyuan_webui.core.spec import ModelSpec, check_in_process, estimate_weight_gib
 from hunyuan_webui.engine.cpu import tune_linears
+from hunyuan_webui.engine.cpuinfo import bf16_instructions, native_bf16
 from hunyuan_webui.engine.decode import DecodeStep, decode_step
 from hunyuan_webui.errors import ModelLoadError
 
@@ -38,12 +40,18 @@ class LoadedModel:
     # A batched decoding step without transformers' per-call machinery, where it is exact
     # (:mod:`hunyuan_webui.engine.decode`); None: the model's forward decodes.
     decode: DecodeStep | None = None
+    dtype_note: str = ""  # why --dtype auto chose this precision on a CPU ("" elsewhere)
 
     def next_logits(self, inputs: dict[str, Any]) -> torch.Tensor:
         """The logits ``[rows, vocab]`` of one decoding step (``Batch.step_inputs()``)."""
+        return self.logits(inputs)[:, -1, :]
+
+    def logits(self, inputs: dict[str, Any]) -> torch.Tensor:
+        """The logits ``[rows, tokens, vocab]`` of a step of one or more tokens per row
+        (``Batch.step_inputs()``, ``Batch.verify_inputs()``)."""
         if self.decode is not None:
-            return self.decode(inputs)[:, -1, :]
-        return self.model(**inputs).logits[:, -1, :]
+            return self.decode(inputs)
+        return self.model(**inputs).logits
 
 
 def pick_device(requested: str = "auto") -> torch.device:
@@ -61,12 +69,18 @@ def pick_device(requested: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
-def resolve_dtype(requested: str, device: torch.device) -> tuple[str, torch.dtype]:
-    """The precision name actually used and the dtype activations are computed in."""
+def resolve_dtype(requested: str, device: torch.device,
+                  checkpoint: torch.dtype | None = None) -> tuple[str, torch.dtype]:
+    """The precision name actually used and the dtype activations are computed in.
+    ``checkpoint``: the dtype the weights are stored in (config ``torch_dtype``/``dtype``). On a
+    CPU, ``auto`` is bf16 for a bf16 checkpoint where the CPU computes bf16 natively
+    (:mod:`~hunyuan_webui.engine.cpuinfo`), else fp32."""
     if device.type == "cuda":
         float_name = "bf16" if torch.cuda.is_bf16_supported() else "fp16"
     elif device.type == "mps":
         float_name = "fp16"
+    elif checkpoint == torch.bfloat16 and native_bf16():
+        float_name = "bf16"
     else:
         float_name = "fp32"
     if requested == "auto":
@@ -143,7 +157,7 @@ def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedMo
     if spec.prequantized and dtype in ("int8", "int4"):
         raise ModelLoadError(f"{spec.id} is already quantized ({spec.prequantized}); "
                              f"leave --dtype at auto.")
-    name, compute = resolve_dtype(dtype, dev)
+    name, compute, note = _precision(spec, dtype, dev)
     quant = _quantization_config(name, compute)
     kwargs: dict[str, Any] = {"dtype": compute}
     if spec.prequantized:
@@ -189,20 +203,66 @@ def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedMo
     if quant is None and "device_map" not in kwargs:
         model.to(dev)
     model.eval()
-    fp32_cpu = dev.type == "cpu" and quant is None and compute == torch.float32
-    decode = _tune_for_cpu(model) if fp32_cpu else None
+    tunable = dev.type == "cpu" and quant is None and compute in (torch.float32, torch.bfloat16)
+    decode = _tune_for_cpu(model) if tunable else None
     return LoadedModel(model=model, tokenizer=tokenizer, device=_input_device(model, dev),
                        dtype=name, compute_dtype=compute, eos_token_ids=_eos_ids(model, tokenizer),
-                       decode=decode)
+                       decode=decode, dtype_note=note)
 
 
 def _tune_for_cpu(model: Any) -> DecodeStep | None:
-    """fp32 on a CPU: the faster multiplies, and the direct decoding step where it is exact."""
+    """fp32 or bf16 on a CPU: the faster multiplies, and the direct decoding step where it is
+    exact."""
     log.info("CPU matrix multiplies: %s", tune_linears(model))
     decode = decode_step(model)
     log.info("batched decoding steps: %s", "direct (checked equal to the model's forward)"
              if decode is not None else "the model's forward")
     return decode
+
+
+def _precision(spec: ModelSpec, dtype: str, device: torch.device
+               ) -> tuple[str, torch.dtype, str]:
+    """:func:`resolve_dtype` for this checkpoint, and why ``auto`` chose it on a CPU."""
+    stored = checkpoint_dtype(spec) if dtype == "auto" else None
+    name, compute = resolve_dtype(dtype, device, stored)
+    if dtype != "auto" or device.type != "cpu":
+        return name, compute, ""
+    return name, compute, _dtype_note(name, stored)
+
+
+def _dtype_note(name: str, stored: torch.dtype | None) -> str:
+    """Why ``--dtype auto`` chose ``name`` on this CPU, for the status and the start-up line."""
+    if name == "bf16":
+        return f"the checkpoint is bf16 and this CPU computes bf16 natively ({bf16_instructions()})"
+    if stored == torch.bfloat16:
+        return ("the checkpoint is bf16, but this CPU has no native bf16 (AVX512-BF16 or AMX), "
+                "where fp32 is faster")
+    return ""
+
+
+def checkpoint_dtype(spec: ModelSpec) -> torch.dtype | None:
+    """The dtype a checkpoint's weights are stored in, from its config (``torch_dtype``, or
+    ``dtype`` as transformers 5 writes it); None where it does not say or cannot be read."""
+    import json
+
+    from huggingface_hub import try_to_load_from_cache
+
+    path = Path(spec.source) / "config.json"
+    if not path.is_file():
+        try:
+            cached = try_to_load_from_cache(spec.source, "config.json")
+        except Exception:  # not a hub id, an unreadable cache: unknown
+            return None
+        if not isinstance(cached, str):
+            return None
+        path = Path(cached)
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = str(config.get("torch_dtype") or config.get("dtype") or "")
+    return {"bfloat16": torch.bfloat16, "float16": torch.float16,
+            "float32": torch.float32}.get(name.removeprefix("torch."))
 
 
 def _input_device(model: Any, fallback: torch.device) -> torch.device:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -26,9 +27,11 @@ import torch
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineStatus
 from hunyuan_webui.engine.batch import Batch, Prefill, Row, admit
+from hunyuan_webui.engine.drafts import NOTHING, Drafter, Proposal
 from hunyuan_webui.engine.loader import LoadedModel, load, pick_device
 from hunyuan_webui.engine.sampling import choose, seen_mask
 from hunyuan_webui.engine.scheduler import WARMUP_PROMPT, BatchingEngine
+from hunyuan_webui.engine.speculative import Planner, RowDrafts, speculation_status, verify
 from hunyuan_webui.engine.textstream import keeping_tags
 from hunyuan_webui.engine.threads import engine_threads, idle_threads_sleep, usable_cores
 from hunyuan_webui.errors import TranslatorError
@@ -45,12 +48,15 @@ class LocalEngine(BatchingEngine):
     def __init__(self, spec: ModelSpec, *, dtype: str = "auto", device: str = "auto",
                  max_batch_size: int = 16, max_queued: int = 256, max_new_tokens: int = 2048,
                  max_input_tokens: int = 4096, warmup: bool = True, cpu_threads: int = 0,
-                 prefill_chunk_tokens: int = 512) -> None:
+                 prefill_chunk_tokens: int = 512, speculative: bool = True) -> None:
         super().__init__(spec, device=device, max_batch_size=max_batch_size,
                          max_queued=max_queued, max_new_tokens=max_new_tokens,
                          max_input_tokens=max_input_tokens, warmup=warmup,
                          prefill_chunk_tokens=prefill_chunk_tokens)
         self._requested = (dtype, device)
+        # Speculative decoding (engine/speculative.py): drafts verified in the batch's own step.
+        self._planner: Planner | None = Planner() if speculative else None
+        self._banned: frozenset[int] = frozenset()  # special tokens: never drafted
         self._cpu_threads = cpu_threads
         self._model: LoadedModel | None = None
         self._decode: Callable[[Sequence[int]], str] = lambda ids: ""  # set once loaded
@@ -79,8 +85,12 @@ class LocalEngine(BatchingEngine):
     # -- public interface -------------------------------------------------------------------------
     def status(self) -> EngineStatus:
         loaded = self._model
+        exact = loaded.decode.multi_rows if loaded is not None and loaded.decode else None
+        extra: dict[str, Any] = {"speculative": speculation_status(self._planner, exact)}
+        if loaded is not None and loaded.dtype_note:
+            extra["dtype_reason"] = loaded.dtype_note
         return self._status(device=str(loaded.device) if loaded else self._requested[1],
-                            dtype=loaded.dtype if loaded else self._requested[0], extra={})
+                            dtype=loaded.dtype if loaded else self._requested[0], extra=extra)
 
     def count_tokens(self, text: str) -> int:
         loaded = self._require_loaded()
@@ -104,12 +114,17 @@ class LocalEngine(BatchingEngine):
     # -- admission --------------------------------------------------------------------------------
     def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions) -> Row:
         stream, cap, text = self._row_parts(prompt, ids, options, self._decode)
+        loaded = self._require_loaded()
         generator = None
         if not options.deterministic and options.seed is not None:
-            device = self._require_loaded().device
-            generator = torch.Generator(device=device).manual_seed(options.seed)
+            generator = torch.Generator(device=loaded.device).manual_seed(options.seed)
+        drafter = None
+        if self._planner is not None:
+            hint = (loaded.tokenizer.encode(options.draft, add_special_tokens=False)
+                    if options.draft else [])
+            drafter = Drafter(ids, hint, banned=self._banned)
         return Row(stream=stream, prompt_ids=ids, max_new_tokens=cap, text=text,
-                   generator=generator)
+                   generator=generator, drafter=drafter)
 
     def _admit(self) -> tuple[tuple[list[Row], Row | None], list[Row]]:
         """Called with ``_cond`` held: see :func:`~hunyuan_webui.engine.batch.admit`."""
@@ -131,6 +146,9 @@ class LocalEngine(BatchingEngine):
             lambda t: tokenizer.decode(t, skip_special_tokens=True,
                                        clean_up_tokenization_spaces=False),
             tokenizer, self.spec.reasoning_tags or ())
+        self._banned = frozenset(tokenizer.all_special_ids) | loaded.eos_token_ids
+        if self._planner is not None and loaded.decode is not None:  # what its direct step serves
+            self._planner.max_tokens = loaded.decode.rows.stop - 1
         self._model = loaded
 
     def _loaded(self) -> LoadedModel | None:
@@ -206,12 +224,49 @@ class LocalEngine(BatchingEngine):
         return True
 
     def _decode_step(self) -> None:
-        batch = self._batch
-        logits = self._require_loaded().next_logits(batch.step_inputs()).float()
-        self.steps += 1
+        """One step: every row's next token, with its drafts where the planner sends some
+        (speculative decoding, engine/speculative.py: the drafts the model agrees with are
+        accepted, the rest rolled back out of the cache)."""
+        batch, planner = self._batch, self._planner
         assert batch.seen is not None and batch.mask is not None
-        tokens = self._choose(batch.rows, logits, batch.seen)
-        batch.next = torch.tensor(tokens, dtype=torch.long, device=batch.mask.device)
+        proposals = self._plan()
+        drafts = [p.tokens for p in proposals]
+        started = time.perf_counter()
+        if any(drafts):
+            inputs = batch.verify_inputs(drafts)
+            logits = self._require_loaded().logits(inputs).float()
+        else:
+            logits = self._require_loaded().next_logits(batch.step_inputs()).float()[:, None]
+        produced = verify(logits, drafts, batch.seen, [r.stream.options for r in batch.rows],
+                          [r.generator for r in batch.rows])
+        self.steps += 1
+        if any(drafts):
+            assert planner is not None
+            planner.steps += 1
+            batch.settle(logits.shape[1], [len(tokens) for tokens in produced])
+            if batch.holey():
+                batch.compact()
+            for row, proposal, tokens in zip(batch.rows, proposals, produced):
+                if row.drafter is not None:
+                    planner.settle(row.drafter, proposal, len(tokens) - 1)
+        chosen = time.perf_counter()
+        for row, tokens in zip(batch.rows, produced):
+            for token in tokens:
+                self._accept(row, token)
+        if planner is not None:  # fillers are read too
+            planner.cost.observe(logits.shape[0] * logits.shape[1], chosen - started)
+            planner.cost.per_token(sum(map(len, produced)), time.perf_counter() - chosen)
+        batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
+                                  device=batch.mask.device)
+
+    def _plan(self) -> list[Proposal]:
+        """Each row's drafts for this step (none at all: a plain step)."""
+        rows = self._batch.rows
+        if self._planner is None:
+            return [NOTHING for _ in rows]
+        return self._planner.plan([
+            RowDrafts(row.drafter, row.generated, row.max_new_tokens - len(row.generated))
+            if row.drafter is not None and row.generated else None for row in rows])
 
     def _choose(self, seqs: list[Row], logits: torch.Tensor, seen: torch.Tensor) -> list[int]:
         """Pick every row's next token at once, mark it seen, and hand each to its stream."""

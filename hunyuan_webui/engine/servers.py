@@ -9,6 +9,15 @@ serves the model under the name the remote engine then asks for, and gets:
   (``--max-batch-size``) and, on a GPU, the share of its memory (``--gpu-memory``);
 * anything in ``--engine-args``, last, so that it wins (``--tensor-parallel-size 2``).
 
+vLLM and SGLang also get their own n-gram speculative decoding (prompt lookup: drafts from the
+prompt, verified by the model, the same answers) unless ``--no-speculative`` is given, the device
+is the CPU (SGLang's runs on CUDA only) or ``--engine-args`` sets speculation itself; and only
+where the installed version has it, which is read from its own source (:func:`ngram_support`),
+not assumed: vLLM's ``--speculative-config '{"method": "ngram", ...}'`` (its n-gram method, the
+``speculative_config`` documented at docs.vllm.ai, features/speculative_decoding/n_gram), SGLang's
+``--speculative-algorithm NGRAM`` (named so since sgl-project/sglang#11010, September 2025; its
+docs: "Ngram speculative decoding only supports CUDA").
+
 ``llama-server`` (llama.cpp's own server, for GGUF files) also gets the model card's sampling as its
 defaults, because its requests spell the repetition penalty ``repeat_penalty``: the remote engine's
 ``repetition_penalty`` would otherwise be ignored and its 1.1 default used. Its GGUF's chat template
@@ -20,6 +29,7 @@ that format's stop token, by its id in the file's vocabulary (``--override-kv``)
 from __future__ import annotations
 
 import importlib.util
+import json
 import shlex
 import shutil
 import sys
@@ -79,7 +89,8 @@ class Server:
             raise InputError(self.missing_message())
         extra = shlex.split(config.engine_args)
         check_quantization(spec, extra)
-        return [*program, *self.build(self, spec, config, model, port), *extra]
+        return [*program, *self.build(self, spec, config, model, port),
+                *speculative_args(self, config, extra), *extra]
 
     def environment(self, config: EngineConfig) -> dict[str, str]:
         """Variables to set for it: ``--cpu-threads`` as OpenMP's thread count."""
@@ -94,6 +105,47 @@ class Server:
         """The model name requests carry. transformers serve knows a model only by what it
         loaded; the others are told to call it by our id."""
         return model if self.engine == kinds.TRANSFORMERS_SERVE else spec.id
+
+
+# The managed servers' n-gram speculation: draft tokens per step, and the longest n-gram looked up.
+NGRAM_DRAFT_TOKENS = 5
+NGRAM_MAX = 4
+# Where each server's installed source names its n-gram method (module, the name in quotes).
+NGRAM_SOURCES = {kinds.VLLM: ("vllm.config.speculative", '"ngram"'),
+                 kinds.SGLANG: ("sglang.srt.server_args", '"NGRAM"')}
+
+
+def ngram_support(engine: str) -> bool:
+    """Whether the installed ``engine`` (vllm, sglang) has n-gram speculative decoding: its own
+    source names the method (older versions lack it, or spell it otherwise)."""
+    where = NGRAM_SOURCES.get(engine)
+    if where is None:
+        return False
+    try:
+        found = importlib.util.find_spec(where[0])
+    except (ImportError, ValueError):  # the package or its parent is missing
+        return False
+    origin = found.origin if found is not None else None
+    try:
+        return origin is not None and where[1] in Path(origin).read_text(encoding="utf-8")
+    except OSError:
+        return False
+
+
+def speculative_args(server: Server, config: EngineConfig, extra: list[str]) -> list[str]:
+    """The server's own n-gram speculative decoding flags, where it has them (see the module's
+    docstring); none where ``extra`` (--engine-args) already speaks of speculation."""
+    if not config.speculative or config.device == "cpu" or \
+            any(arg.startswith("--speculative") for arg in extra):
+        return []
+    if server.engine == kinds.VLLM and ngram_support(kinds.VLLM):
+        settings = {"method": "ngram", "num_speculative_tokens": NGRAM_DRAFT_TOKENS,
+                    "prompt_lookup_max": NGRAM_MAX}
+        return ["--speculative-config", json.dumps(settings)]
+    if server.engine == kinds.SGLANG and ngram_support(kinds.SGLANG):
+        return ["--speculative-algorithm", "NGRAM",
+                "--speculative-num-draft-tokens", str(NGRAM_DRAFT_TOKENS)]
+    return []
 
 
 # Quantization methods that only apply to mixture-of-experts layers.

@@ -6,6 +6,7 @@ what was *not* asked (a 7B download on a machine without a GPU).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,47 @@ def test_the_real_probe_counts_a_gguf_repository_cached_only_with_the_quantizati
     (snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf").write_bytes(b"")
     assert choice.MachineProbe("Q8_0").cached(GGUF_SMALL) is True
     assert choice.MachineProbe("Q2_K").cached(GGUF_SMALL) is False
+
+
+# -- CPUs that compute bf16 natively: the format that measured faster for a class ----------------
+
+
+@dataclass
+class Bf16Probe(FakeProbe):
+    instructions: str = "AVX512-BF16"
+
+    def bf16_instructions(self) -> str:
+        return self.instructions
+
+
+@pytest.mark.parametrize("bf16, q4, picked", [(23.2, 17.7, SMALL), (12.0, 17.7, GGUF_SMALL)],
+                         ids=["bf16-faster", "q4-faster"])
+def test_a_bf16_cpu_takes_the_format_measured_faster_at_a_class(monkeypatch, bf16, q4, picked):
+    from hunyuan_webui import cpu_formats
+
+    measured = cpu_formats.Measured("a test machine", "a test", {
+        cpu_formats.BF16: {1: 3.9, 8: bf16}, cpu_formats.Q4: {1: 10.2, 8: q4}})
+    monkeypatch.setitem(cpu_formats.MEASURED, "AVX512-BF16", measured)
+    probe = Bf16Probe(in_cache={SMALL, GGUF_SMALL}, llama_cpp=True)
+    chosen = choice.choose(Settings(), probe).settings
+    assert chosen.model == picked
+    assert (chosen.dtype, chosen.engine) == (("bf16", "process") if picked == SMALL
+                                             else ("auto", "llamacpp"))
+
+
+def test_without_native_bf16_the_gguf_comes_first_whatever_was_measured():
+    probe = Bf16Probe(instructions="", in_cache={SMALL, GGUF_SMALL}, llama_cpp=True)
+    assert choice.choose(Settings(), probe).settings.model == GGUF_SMALL
+
+
+def test_every_measured_machine_has_both_formats_at_one_client_and_a_class():
+    from hunyuan_webui import cpu_formats
+
+    for measured in cpu_formats.MEASURED.values():
+        for fmt in (cpu_formats.BF16, cpu_formats.Q4):
+            rates = measured.tokens_per_s[fmt]
+            assert rates[1] > 0 and rates[cpu_formats.CLASS_CLIENTS] > 0, measured.machine
+        assert measured.source
 
 
 def test_a_fallback_is_told_on_the_terminal_in_one_line():

@@ -210,3 +210,56 @@ def test_the_engines_get_their_share_of_the_settings_and_one_table_builds_them()
     assert factory.ENGINES[kinds.PROCESS].child == "hunyuan_webui.engine.local:LocalEngine"
     with pytest.raises(InputError, match="--engine must be one of local, process"):
         factory.build(MT7B, EngineConfig(kind="tgi"))
+
+
+# -- the servers' own speculative decoding -----------------------------------------------------
+
+
+@pytest.fixture
+def ngram_everywhere(monkeypatch):
+    """As if the installed vLLM and SGLang had n-gram speculation (their source names it)."""
+    from hunyuan_webui.engine import servers
+
+    monkeypatch.setattr(servers, "ngram_support", lambda engine: True)
+
+
+def test_vllm_and_sglang_get_their_own_ngram_speculation(ngram_everywhere):
+    config = Settings(device="cuda").engine_config()
+    vllm = installed("vllm").command(MT7B, config, MT7B.source, 1)
+    assert vllm[-2:] == ["--speculative-config",
+                         '{"method": "ngram", "num_speculative_tokens": 5, '
+                         '"prompt_lookup_max": 4}']
+    sglang = installed("sglang").command(MT7B, config, MT7B.source, 1)
+    assert sglang[-4:] == ["--speculative-algorithm", "NGRAM", "--speculative-num-draft-tokens",
+                           "5"]
+
+
+@pytest.mark.parametrize("settings", [
+    {"device": "cuda", "speculative": False},  # --no-speculative
+    {"device": "cpu"},  # SGLang's runs on CUDA only; vLLM's CPU backend is not assumed to
+    {"device": "cuda", "engine_args": "--speculative-config '{\"method\": \"suffix\"}'"},
+], ids=["off", "cpu", "own-flags"])
+def test_no_server_speculation_where_it_is_off_or_set_by_hand(ngram_everywhere, settings):
+    config = Settings(**settings).engine_config()
+    for name in ("vllm", "sglang"):
+        command = installed(name).command(MT7B, config, MT7B.source, 1)
+        assert sum(arg.startswith("--speculative") for arg in command) == \
+            ("engine_args" in settings), command
+
+
+def test_ngram_support_is_read_from_the_installed_source(tmp_path, monkeypatch):
+    """A package whose source names the method has it; one that does not, or is missing, not."""
+    from hunyuan_webui.engine import servers
+
+    package = tmp_path / "fakevllm" / "config"
+    package.mkdir(parents=True)
+    (package.parent / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "speculative.py").write_text('SpeculativeMethod = Literal["ngram", "eagle"]\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(servers.NGRAM_SOURCES, "vllm", ("fakevllm.config.speculative", '"ngram"'))
+    assert servers.ngram_support("vllm")
+    (package / "speculative.py").write_text('SpeculativeMethod = Literal["eagle"]\n')
+    assert not servers.ngram_support("vllm")
+    monkeypatch.setitem(servers.NGRAM_SOURCES, "vllm", ("nosuchpackage.config", '"ngram"'))
+    assert not servers.ngram_support("vllm") and not servers.ngram_support("llama-server")

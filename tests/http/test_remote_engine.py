@@ -216,7 +216,7 @@ def served(demo_dir: str) -> Iterator[str]:
 def served_engine(served: str, demo_dir: str) -> Iterator[OpenAIEngine]:
     spec = resolve(demo_dir)
     settings = Settings(model=demo_dir, engine="openai", endpoint=served, max_new_tokens=64,
-                        max_queued=64)
+                        max_queued=128)
     engine = OpenAIEngine.from_config(spec, settings.engine_config())
     ready(engine)
     yield engine

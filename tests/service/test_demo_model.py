@@ -222,7 +222,7 @@ def test_decode_round_trips_exactly(tokenizer, text):
 
 def test_prompts_tokenize_compactly(tokenizer):
     lengths = [len(_prompt_ids(tokenizer, p)[0]) for p in PHRASES]
-    assert max(lengths) <= 40
+    assert max(lengths) <= 48  # the longest: the copy-heavy rows (dates, URLs, version numbers)
     assert 256 < len(tokenizer) <= 2048
 
 

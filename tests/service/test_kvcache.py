@@ -84,7 +84,7 @@ def test_tuned_linears_keep_shapes_and_results_and_leave_tied_weights_alone(demo
     up = model.model.layers[0].mlp.up_proj
     assert up.weight.t().is_contiguous() and not up.weight.is_contiguous()
     if torch.backends.mkldnn.is_available():  # a small model, plenty of memory: always packed
-        assert "oneDNN copies for 2-32 rows" in said and isinstance(up, TunedLinear)
+        assert "oneDNN copies for 2-32 rows" in said and isinstance(up, TunedLinear)  # fp32
     for got, want in ((logits(ids), before), (logits(ids[:1, -1:]), alone),
                       (logits(ids[:, -1:]), batched)):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)

@@ -130,7 +130,7 @@ def llama(gguf_spec) -> Iterator[LlamaCppEngine]:
 def llamacpp(gguf_spec) -> Iterator[ProcessEngine]:
     """What --engine llamacpp builds: llama.cpp in the supervised engine process."""
     engine = ProcessEngine(gguf_spec, runner="llamacpp", max_new_tokens=64, max_batch_size=16,
-                           max_queued=64, cpu_threads=1, context_tokens=2048)
+                           max_queued=128, cpu_threads=1, context_tokens=2048)
     status = engine.wait_ready(120)
     assert status.state == EngineState.READY, status.reason
     yield engine

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow  # a model, a server or a child process: not the f
 @pytest.fixture(scope="module")
 def child(demo_dir: str) -> Iterator[ProcessEngine]:
     engine = ProcessEngine(models.resolve(demo_dir), device="cpu", max_new_tokens=64,
-                           max_queued=64, max_input_tokens=100)
+                           max_queued=128, max_input_tokens=100)
     status = engine.wait_ready(120)
     assert status.state == EngineState.READY, status.reason
     yield engine
@@ -60,7 +60,7 @@ def test_errors_come_back_as_the_same_kind(child, phrases):
     with pytest.raises(InputTooLongError, match="tokens long"):
         child.submit(["天气 " * 1000], GREEDY)
     with pytest.raises(BusyError, match="busy") as busy:
-        child.submit([phrases[0].prompt] * 65, GREEDY)
+        child.submit([phrases[0].prompt] * 129, GREEDY)  # one more than the queue holds
     assert busy.value.retry_after > 0 and busy.value.http_status == 503
     assert child.generate(phrases[0].prompt, GREEDY) == phrases[0].target  # still serving
 

@@ -30,6 +30,10 @@ class TranslationRequest:
     style: str = ""  # style mode: free text
     instructions: tuple[str, ...] = ()  # instructions mode: one per numbered line
     data_format: str = ""  # structured mode: json, xml, yaml, csv...; "" = detect
+    # The previous translation of this text (a growing speech draft, translate-as-you-type, a
+    # corrected sentence): the engine drafts from it (speculative decoding). Never changes the
+    # answer, nor the cache key.
+    previous: str = ""
 
 
 @dataclass

@@ -50,6 +50,7 @@ from hunyuan_webui.settings import Settings
 log = logging.getLogger(__name__)
 
 ALTERNATIVES_MAX_CHARS = 1000
+PREVIOUS_FACTOR = 4  # a previous translation at most this many times the text (and 200 chars)
 # The notice of a text with nothing for the model to translate (digits, punctuation, symbols, a
 # URL, an e-mail address): it comes back as it is, as DeepL echoes it. The page words it itself.
 NOTHING_TO_TRANSLATE = ("Nothing to translate (only numbers, punctuation, symbols or "
@@ -132,8 +133,18 @@ class BaseTranslator:
                            else structured.detect_format(request.text))
             structured.check_source(request.text, data_format)
         return replace(request, source_lang=source, target_lang=target, glossary=glossary,
-                       options=request.options or self.spec.decoding, style=request.style.strip(),
+                       options=self._with_draft(request), style=request.style.strip(),
                        instructions=instructions, data_format=data_format)
+
+    def _with_draft(self, request: TranslationRequest) -> DecodingOptions:
+        """The request's decoding options, carrying its previous translation to the engine as a
+        source of drafts (speculative decoding: hunyuan_webui.engine.drafts)."""
+        options = request.options or self.spec.decoding
+        previous = request.previous
+        if not isinstance(previous, str) or len(previous) > PREVIOUS_FACTOR * len(request.text) + 200:
+            raise InputError("The previous translation must be text, and not many times longer "
+                             "than the text.")
+        return replace(options, draft=previous) if previous else options
 
     def decoding(self, **overrides: object) -> DecodingOptions:
         """Decoding options starting from the loaded model's defaults (its model card's)."""

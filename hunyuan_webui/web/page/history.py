@@ -23,6 +23,25 @@ def _key(item: Any) -> tuple[Any, Any, Any]:
     return values[0], values[3], values[4]
 
 
+def _drafts(earlier: Any, text: str) -> bool:
+    """Whether ``earlier`` (a history row's text) is a draft of ``text``: one the other's start
+    (typed on, or deleted back)."""
+    return isinstance(earlier, str) and bool(earlier.strip()) and (
+        text.startswith(earlier.rstrip()) or earlier.startswith(text.rstrip()))
+
+
+def previous_translation(history: list[Any] | None, text: str, target: str) -> str:
+    """The newest row's translation when that row was a draft of ``text`` into ``target``: the
+    engine drafts from it (speculative decoding), so the text typed on is translated faster."""
+    if not history:
+        return ""
+    drafted, _, drafted_target = _key(history[0])
+    translation = (list(history[0]) + [""])[1] if isinstance(history[0], list | tuple) else ""
+    if drafted_target == target and _drafts(drafted, text) and isinstance(translation, str):
+        return translation
+    return ""
+
+
 def newest_first(history: list[Any], row: list[str], live: bool = False) -> list[Any]:
     """``row`` at the top of the history, and no other row with its text and pair (the history
     kept every repeat of a translation). A translation made as the visitor types (``live``)
@@ -32,8 +51,7 @@ def newest_first(history: list[Any], row: list[str], live: bool = False) -> list
     if live and history:
         text, _, target = _key(row)
         drafted, _, drafted_target = _key(history[0])
-        if isinstance(drafted, str) and drafted.strip() and drafted_target == target and \
-                (text.startswith(drafted.rstrip()) or drafted.startswith(text.rstrip())):
+        if drafted_target == target and _drafts(drafted, text):
             history = history[1:]
     return [row, *(item for item in history if _key(item) != _key(row))]
 

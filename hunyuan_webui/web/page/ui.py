@@ -40,7 +40,7 @@ from hunyuan_webui.web.page.aligned import reading, sentence_view
 from hunyuan_webui.web.page.errors import friendly
 from hunyuan_webui.web.page.files import FileListeners
 from hunyuan_webui.web.page.form import TextForm
-from hunyuan_webui.web.page.history import newest_first, within_budget
+from hunyuan_webui.web.page.history import newest_first, previous_translation, within_budget
 from hunyuan_webui.web.page.live import LiveRule
 from hunyuan_webui.web.page.report import (
     detection_markdown,
@@ -133,7 +133,8 @@ class TranslatorUI(FileListeners):
             context=form.context or "", glossary=self._glossary(form.glossary),
             cache=not form.fresh, style=form.style or "",
             instructions=self._instructions(form.instructions),
-            data_format=form.data_format or "")
+            data_format=form.data_format or "",
+            previous=previous_translation(form.history, text, form.target))
         # While it streams, the output is plain text: the last one's sentence view and
         # readings go (they are made again once it is done).
         first = {"progress": say(lang, "translating") + "…", "sentences": "", "romanized": "",

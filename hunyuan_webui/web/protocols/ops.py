@@ -8,7 +8,6 @@ nothing to map onto the front door)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -83,7 +82,7 @@ def model_info(edge: EdgeDep) -> dict[str, Any]:
     spec = edge.translator.spec
     return {"id": spec.public_id, "family": str(spec.family), "modes": sorted(spec.modes),
             "chat_format": spec.chat_format, "description": spec.description,
-            "decoding": asdict(spec.decoding), "demo": spec.demo}
+            "decoding": spec.decoding.settings(), "demo": spec.demo}
 
 
 PROTOCOL = Protocol("ops", router, open_routes=frozenset({"/health", "/ready", "/metrics"}))

@@ -49,13 +49,27 @@ def requests_for(body: TranslateBody, texts: list[str],
     """One request per text, the body's languages, mode and options on each."""
     options = DecodingOptions.from_mapping(body.options.decoding(), translator.spec.decoding)
     extra = body.options
+    previous = _previous(body.previous, texts)
     return [TranslationRequest(text=t, source_lang=body.source_lang,
                                target_lang=body.target_lang, options=options,
                                mode=extra.mode or body.mode, context=extra.context,
                                glossary=parse_glossary(extra.glossary),
                                variants=extra.variants, cache=body.cache, style=extra.style,
                                instructions=parse_instructions(extra.instructions),
-                               data_format=extra.data_format or "") for t in texts]
+                               data_format=extra.data_format or "",
+                               previous=p) for t, p in zip(texts, previous)]
+
+
+def _previous(previous: str | list[str], texts: list[str]) -> list[str]:
+    """The previous translation of each text: a string for one text, a list for a list."""
+    if isinstance(previous, str):
+        if previous and len(texts) > 1:
+            raise InputError("With a list of texts, \"previous\" is a list too: one previous "
+                             "translation per text (\"\" where there is none).")
+        return [previous] * len(texts)
+    if len(previous) != len(texts):
+        raise InputError(f"\"previous\" has {len(previous)} entries for {len(texts)} texts.")
+    return previous
 
 
 def answer(body: TranslateBody, results: list[TranslationResult],

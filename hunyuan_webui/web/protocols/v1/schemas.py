@@ -97,6 +97,12 @@ class TranslateBody(BaseModel):
         "Answer repeated sentences from the phrase cache and share identical ones in flight "
         "(the default, whatever the decoding options). false: a fresh translation, which then "
         "replaces the cached one."))
+    previous: StrictStr | list[StrictStr] = Field("", description=(
+        "The previous translation of this text (of each text, for a list), when it is a "
+        "re-translation: a speech transcript that grew, text translated as it is typed, a "
+        "corrected sentence. The model drafts from it (speculative decoding), which makes the "
+        "answer faster where it repeats it; the answer itself is the same."),
+        examples=["The weather"])
 
 
 class DetectBody(BaseModel):
