@@ -34,6 +34,7 @@ from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.rooms import Rooms
+from hunyuan_webui.service.speech import RoomSpeech
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.speech_choice import build_speech, choose_speech
@@ -41,6 +42,7 @@ from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.classroom import PAGE_PREFIXES
 from hunyuan_webui.web.classroom import routes as rooms
+from hunyuan_webui.web.classroom import speech as class_speech
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
@@ -87,6 +89,10 @@ def create_app(settings: Settings, translator: Translator | None = None,
     app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
     app.state.rooms = Rooms.from_settings(translator, settings)  # a class: web/classroom/
     app.include_router(rooms.create_router(app.state.rooms, settings, speech))
+    # The teacher's microphone, captions, dictation: web/classroom/speech.py.
+    app.state.room_speech = RoomSpeech(app.state.rooms, speech,
+                                       drafts=settings.speech_draft_translations)
+    app.include_router(class_speech.router)
     demo = build_ui(translator, banner, access=access, files=files, speech=speech)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
@@ -123,7 +129,10 @@ class Server:
                                 proxy_headers=False, forwarded_allow_ips="",
                                 http=slow_client_protocol(settings.header_timeout,
                                                           settings.body_timeout,
-                                                          settings.body_min_rate))
+                                                          settings.body_min_rate),
+                                # The teacher's microphone (web/classroom/speech.py): frames
+                                # of 100 ms are 3.2 KB; nothing bigger than a second is taken.
+                                ws="websockets-sansio", ws_max_size=64 * 1024)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
         self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"

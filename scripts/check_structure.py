@@ -48,6 +48,7 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
             ("answer checks", {"checks"}),
             ("one translation", {"translate"}),
             ("operations, rooms", {"operations", "rooms"}),
+            ("a class spoken", {"speech"}),
             ("the service's exports", {"__init__"}),
         ),
         "web": (

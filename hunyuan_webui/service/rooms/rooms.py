@@ -41,6 +41,7 @@ from hunyuan_webui.errors import (
 )
 from hunyuan_webui.segment import split_document
 from hunyuan_webui.service.rooms.bus import Event, MemoryBus, RedisBus
+from hunyuan_webui.service.rooms.lag import lag
 from hunyuan_webui.service.translate.job import Job
 from hunyuan_webui.service.translate.request import TranslationRequest
 from hunyuan_webui.service.translate.translator import Translator
@@ -321,7 +322,8 @@ class Rooms:
         return {"students": len(present), "languages": dict(sorted(by_lang.items())),
                 "sentences": counters.get("sentences", 0),
                 "translations": counters.get("translations", 0),
-                "questions": counters.get("questions", 0)}
+                "questions": counters.get("questions", 0),
+                "lag": lag(self, code)}  # the languages behind, and by how much
 
     def history(self, code: str, after: int = 0) -> list[tuple[int, Event]]:
         return self.bus.since(code, max(0, after))

@@ -30,6 +30,11 @@ def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str,
         elif event["type"] == "translation" and event["sid"] in rows and "text" in event:
             rows[event["sid"]]["translations"][event["lang"]] = event["text"]
             langs.append(event["lang"])
+        elif event["type"] == "correction" and event.get("sid") in rows and "text" in event:
+            row = rows[event["sid"]]  # the teacher's mend, or a guard's: the last one stands
+            row["translations"][event["lang"]] = event["text"]
+            if event.get("source"):
+                row["text"] = event["text"]
         elif event["type"] == "question":  # its own words too, in the student's language
             rows[seq] = {**event, "seq": seq,
                          "translations": {event["lang"]: event["text"]}}

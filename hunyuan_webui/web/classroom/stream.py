@@ -36,6 +36,9 @@ def wanted(event: Event, lang: str, teacher: bool = False) -> bool:
         return True
     if kind in ("translation", "draft"):
         return event.get("lang") == lang
+    if kind in ("speech_draft", "correction"):  # the words being spoken; a mended sentence
+        return bool(event.get("source")) or event.get("lang") == lang or \
+            (teacher and kind == "correction")
     return kind == "question" and teacher
 
 
