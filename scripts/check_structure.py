@@ -52,7 +52,7 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
             ("the service's exports", {"__init__"}),
         ),
         "web": (
-            ("wire values", {"bodies", "fonts"}),
+            ("wire values", {"bodies", "fonts", "speech_words"}),
             ("responses", {"responses"}),
             ("guards", {"guards"}),
             ("request dependencies", {"deps"}),

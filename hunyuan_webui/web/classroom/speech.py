@@ -45,13 +45,14 @@ from hunyuan_webui.service.rooms import normalize_code
 from hunyuan_webui.service.speech import corrections
 from hunyuan_webui.service.speech.session import PUT_DEADLINE_S, Behind
 from hunyuan_webui.speech import Draft
+from hunyuan_webui.web import speech_words
 
 PREFIX = "/class"
 API = f"{PREFIX}/api"
 STATIC = Path(__file__).resolve().parent / "static" / "live"
 JS, CSS = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
-ASSETS = {"speech.js": JS, "captions.js": JS, "captions.css": CSS, "pcm-worklet.js": JS,
-          "live-words.js": JS}
+ASSETS = {"speech.js": JS, "speech.css": CSS, "capture.js": JS, "pcm-worklet.js": JS,
+          "captions.js": JS, "captions.css": CSS, "live-words.js": JS}
 SESSION_RE = re.compile(r"[A-Za-z0-9_-]{8,64}")
 MAX_FRAME_SAMPLES = 16_000  # one second in one frame at most
 ACK_EVERY = 5  # frames
@@ -271,5 +272,7 @@ def captions(code: str) -> HTMLResponse:
 def asset(name: str) -> Response:
     if name not in ASSETS:
         return PlainTextResponse("Not found", status_code=404)
-    return Response((STATIC / name).read_text(encoding="utf-8"), media_type=ASSETS[name],
+    body = speech_words.script() if name == "live-words.js" else \
+        (STATIC / name).read_text(encoding="utf-8")
+    return Response(body, media_type=ASSETS[name],
                     headers={"Cache-Control": "public, max-age=300"})

@@ -140,6 +140,7 @@
         const ev = JSON.parse(m.data);
         if (ev.seq) { if (ev.seq <= last) return; last = ev.seq; }
         onEvent(ev);
+        document.dispatchEvent(new CustomEvent("hymt:class-event", { detail: ev }));  // static/live/speech.js
       };
       source.onerror = () => {
         statusEl.textContent = T.reconnecting; statusEl.className = "status bad";
@@ -254,6 +255,7 @@
       el("section", {}, el("h1", { text: (room.title ? room.title + " · " : "") + langName(room.lang) }),
         el("div", { class: "row status" }, status, el("span", { id: "counts" })),
         box, el("label", { for: "text", text: T.write }), text,
+        el("div", { id: "speech-slot", class: "slot" }),  // the microphone: static/live/speech.js
         el("div", { class: "row" }, el("label", { style: "font-weight:400" }, auto, " " + T.auto),
           el("button", { id: "send", type: "button", text: T.send, onclick: () => send(true), style: "flex:0 0 auto" })), err,
         el("div", { class: "links status" }, T.download + " ", download("txt"), download("csv"), download("md"))),
