@@ -61,7 +61,8 @@ class Mic:
 
     def connect(self) -> dict[str, Any]:
         query = urlencode({"key": self.key, "session": self.session})
-        self.ws = connect(f"{self.url}?{query}", open_timeout=30, max_size=2**20)
+        self.ws = contextlib.ExitStack().enter_context(
+            connect(f"{self.url}?{query}", open_timeout=30, max_size=2**20))
         self.closed = None
         first = json.loads(self.ws.recv(timeout=30))
         self.messages.append(first)
@@ -102,6 +103,11 @@ class Mic:
             self.seq += 1
             if pace:
                 time.sleep(pace)
+
+    def resend(self, first: int, chunks: list[bytes]) -> None:
+        """Frames sent again under their old numbers (a confused page)."""
+        for seq, chunk in enumerate(chunks, start=first):
+            self.ws.send(seq.to_bytes(4, "little") + chunk)
 
     def stop(self, timeout: float = 120) -> None:
         self.ws.send(json.dumps({"type": "stop"}))
