@@ -27,7 +27,7 @@ MAX_MODULE_LINES = 400
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("leaves", {"errors", "urls"}),
-    ("plain values", {"core", "languages", "structured", "romanize", "model_size"}),
+    ("plain values", {"core", "languages", "structured", "romanize", "model_size", "tls"}),
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
     ("demo models, modes", {"demo", "modes"}),
