@@ -7,6 +7,7 @@
 #   bash launch.sh stop               stop the background server (and any engine server it started)
 #   bash launch.sh test [pytest args] set up (with test tools and redis-server/chromium), then run
 #                                     the whole test suite (-m "not slow": the fast lane, no model)
+#   bash launch.sh --help             this, and the app's flags (installs nothing)
 #
 # Environment: PYTHON (interpreter, default python3), HYMT_VENV (default .venv),
 # HYMT_TORCH_INDEX (a pip index URL for torch, e.g. https://download.pytorch.org/whl/cu128).
@@ -162,7 +163,7 @@ start_background() {
   local waited=0
   while [ "$waited" -lt "${HYMT_START_TIMEOUT:-900}" ]; do
     if tail -n +"$first" "$LOG_FILE" | grep -q 'translator ready:'; then
-      tail -n +"$first" "$LOG_FILE" | grep -E 'translator ready:|students on|LAN|Class open' || true
+      tail -n +"$first" "$LOG_FILE" | grep -E 'translator ready:|translator: |students on|LAN|Class open' || true
       return 0
     fi
     if ! kill -0 "$(cat "$PID_FILE")" 2>/dev/null; then
@@ -186,9 +187,12 @@ case "${1:-}" in
     stop_server
     ;;
   -h|--help|help)
-    sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
-    setup
-    exec "$VENV/bin/python" app.py --help
+    # At once, in a fresh clone: the header above (up to its first line of code), then the
+    # app's flags as docs/flags.txt keeps them (generated from the settings; a test keeps it true).
+    sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
+    echo
+    if [ -f docs/flags.txt ]; then cat docs/flags.txt
+    else setup && exec "$VENV/bin/python" app.py --help; fi
     ;;
   *)
     setup

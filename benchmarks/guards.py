@@ -1,18 +1,27 @@
-"""What the answer guards cost: tokens/s at 8 clients with the guards on and off, in one run.
+"""What the answer guards catch and cost.
 
-One engine (the demo model in fp32, or ``--model``), two service Translators over it that differ
-only in ``guards``, no cache. Eight client threads translate the demo phrases (every language
-pair the demo knows, so every script the guards judge) with the model card's sampling; the two
-settings take turns, round after round, so that a noisy machine slows both alike. Each answer of
-the demo model is a few tokens long, so the checks' share of the time is larger here than on a
-real model's sentences: an upper bound of their cost.
+The cost: one engine (the demo model in fp32, or ``--model``), two service Translators over it
+that differ only in ``guards``, no cache. Eight client threads translate the demo phrases (every
+language pair the demo knows, so every script the guards judge) with the model card's sampling;
+the two settings take turns, round after round, so that a noisy machine slows both alike. Per
+setting: tokens/s, and the time to the first shown text of each translation (what the page
+shows first: with the guards on, when an answer's first letters are judged). Each answer of the
+demo model is a few tokens long, so the checks' share of the time is larger here than on a real
+model's sentences: an upper bound of their cost.
+
+``--corpus`` first runs the corpora of :mod:`benchmarks.guard_corpus` through the service (every
+bad answer caught or fixed, no legitimate one marked), then the cost, and keeps the run's figures
+in ``benchmarks/results/guards.json``.
 
     python -m benchmarks.guards [--rounds 6] [--doc docs/PERFORMANCE.md]
+    python -m benchmarks.guards --corpus [--doc docs/PERFORMANCE.md]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import sys
 import threading
@@ -21,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchmarks.report import publish
+from benchmarks import guard_corpus
+from benchmarks.report import percentile, publish
 from hunyuan_webui import models
 from hunyuan_webui.demo.model import ensure_demo_model
 from hunyuan_webui.demo.phrases import load_phrases
@@ -30,6 +40,8 @@ from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.settings import Settings
 
 DOC_START, DOC_END = "<!-- bench-guards:start -->", "<!-- bench-guards:end -->"
+CORPUS_START, CORPUS_END = "<!-- bench-guards-corpus:start -->", "<!-- bench-guards-corpus:end -->"
+RESULTS = Path(__file__).resolve().parent / "results" / "guards.json"
 CLIENTS = 8
 
 
@@ -39,6 +51,7 @@ class Round:
     tokens: int
     seconds: float
     events: int
+    first_text: list[float]  # seconds from the request to its first shown text
 
     @property
     def rate(self) -> float:
@@ -51,6 +64,7 @@ def run_round(translator: Translator, requests: Sequence[TranslationRequest],
     todo = list(requests)
     lock = threading.Lock()
     tokens = [0]
+    first: list[float] = []
     before = _events(translator)
 
     def client() -> None:
@@ -62,6 +76,8 @@ def run_round(translator: Translator, requests: Sequence[TranslationRequest],
             result = translator.translate(request)
             with lock:
                 tokens[0] += int(result.usage.get("completion_tokens") or 0)
+                if result.usage.get("first_token_s") is not None:
+                    first.append(float(result.usage["first_token_s"]))
 
     threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
     start = time.perf_counter()
@@ -70,7 +86,7 @@ def run_round(translator: Translator, requests: Sequence[TranslationRequest],
     for t in threads:
         t.join(timeout=600)
     seconds = time.perf_counter() - start
-    return Round(guards, tokens[0], seconds, _events(translator) - before)
+    return Round(guards, tokens[0], seconds, _events(translator) - before, first)
 
 
 def _events(translator: Translator) -> int:
@@ -103,25 +119,69 @@ def measure(model: str, rounds: int, repeat: int) -> list[Round]:
         engine.close()
 
 
+def figures(rounds: list[Round]) -> dict[str, dict[str, float]]:
+    """Per setting: median tokens/s over rounds, p50 and p95 of the first shown text (ms)."""
+    out = {}
+    for on in (False, True):
+        mine = [r for r in rounds if r.guards == on]
+        firsts = [t for r in mine for t in r.first_text]
+        out["on" if on else "off"] = {
+            "tokens_per_s": round(statistics.median(r.rate for r in mine), 1),
+            "first_text_p50_ms": round(1000 * (percentile(firsts, 50) or 0), 2),
+            "first_text_p95_ms": round(1000 * (percentile(firsts, 95) or 0), 2),
+            "rounds": len(mine), "translations": len(firsts),
+            "guard_events": sum(r.events for r in mine)}
+    return out
+
+
 def table(rounds: list[Round], model: str) -> str:
-    on = [r.rate for r in rounds if r.guards]
-    off = [r.rate for r in rounds if not r.guards]
-    ratio = statistics.median(on) / statistics.median(off)
-    events = sum(r.events for r in rounds if r.guards)
+    cost = figures(rounds)
+    on, off = cost["on"], cost["off"]
+    ratio = on["tokens_per_s"] / off["tokens_per_s"]
+    first = on["first_text_p50_ms"] / off["first_text_p50_ms"] if off["first_text_p50_ms"] else 0
     return "\n".join([
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with "
-        f"`python -m benchmarks.guards --rounds {len(on)}` on `{Path(model).name}`: "
+        f"`python -m benchmarks.guards --rounds {on['rounds']}` on `{Path(model).name}`: "
         f"{CLIENTS} client threads, every demo phrase, the model card's sampling, no cache; the "
         "settings in turns.",
         "",
-        "| guards | tokens/s, median of rounds | rounds | guard events |",
-        "|---|---:|---:|---:|",
-        f"| off | {statistics.median(off):.1f} | {len(off)} | - |",
-        f"| on | {statistics.median(on):.1f} | {len(on)} | {events} |",
+        "| guards | tokens/s, median of rounds | first shown text p50 / p95 | rounds | "
+        "guard events |",
+        "|---|---:|---:|---:|---:|",
+        f"| off | {off['tokens_per_s']:.1f} | {off['first_text_p50_ms']:.1f} / "
+        f"{off['first_text_p95_ms']:.1f} ms | {off['rounds']} | - |",
+        f"| on | {on['tokens_per_s']:.1f} | {on['first_text_p50_ms']:.1f} / "
+        f"{on['first_text_p95_ms']:.1f} ms | {on['rounds']} | {on['guard_events']} |",
         "",
-        f"**Guards on / off: {ratio:.3f}** ({(1 - ratio) * 100:+.1f}% cost; the target is under "
-        "3%).",
+        f"**Guards on / off: tokens/s {ratio:.3f}** ({(1 - ratio) * 100:+.1f}% cost; the target "
+        f"is under 3%), **first shown text p50 {first:.3f}** (the target is within 5%).",
     ])
+
+
+def corpus_table(found: dict[str, object], command: str) -> str:
+    """What the corpora show: per kind of bad answer, caught or fixed; the false alarms."""
+    bad, legit = found["misbehaving"], found["legit"]
+    assert isinstance(bad, dict) and isinstance(legit, dict)
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `{command}`: "
+             f"{bad['cases']} bad answers of `tests/data/guards/misbehaving.tsv` and "
+             f"{legit['cases']} legitimate translations ({legit['language_pairs']} language "
+             "pairs) of `tests/data/guards/legit.tsv`, each through the service as a model "
+             "would stream it (the bad answer first, the table's retry answer next).",
+             "", "| bad answers of the kind | cases | caught (marked) | fixed (retry served) | "
+             "missed |", "|---|---:|---:|---:|---:|"]
+    for kind, row in bad["kinds"].items():
+        lines.append(f"| {kind} | {row['cases']} | {row['caught']} | {row['fixed']} | "
+                     f"{row['missed']} |")
+    lines += ["", f"**Misbehaving set: {bad['caught_or_fixed']} of {bad['cases']} caught or "
+                  f"fixed** (the target is all). **Legitimate set: {legit['false_alarms']} false "
+                  f"alarms in {legit['cases']}** (the target is 0)."]
+    return "\n".join(lines)
+
+
+def run_corpus() -> dict[str, object]:
+    legit = guard_corpus.run(guard_corpus.load_legit())
+    bad = guard_corpus.run(guard_corpus.load_misbehaving())
+    return guard_corpus.summary(legit, bad)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,10 +190,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=6, help="rounds per setting")
     parser.add_argument("--repeat", type=int, default=2, help="times each phrase in a round")
     parser.add_argument("--doc", default="", help="write the table into this file's markers")
+    parser.add_argument("--corpus", action="store_true",
+                        help="also the corpora (caught per kind, false alarms); keep the figures "
+                             "in --results")
+    parser.add_argument("--results", default=str(RESULTS), help="the run's JSON (--corpus)")
     args = parser.parse_args(argv)
     model = args.model or str(ensure_demo_model())
-    publish(table(measure(model, args.rounds, args.repeat), model), args.doc, DOC_START, DOC_END)
+    found = run_corpus() if args.corpus else None
+    if found is not None:
+        command = "python -m benchmarks.guards --corpus"
+        publish(corpus_table(found, command), args.doc, CORPUS_START, CORPUS_END)
+    rounds = measure(model, args.rounds, args.repeat)
+    publish(table(rounds, model), args.doc, DOC_START, DOC_END)
+    if found is not None and args.results:
+        keep(found, figures(rounds), model, args)
     return 0
+
+
+def keep(found: dict[str, object], cost: dict[str, dict[str, float]], model: str,
+         args: argparse.Namespace) -> None:
+    """The run's figures, small: what the tables were made from."""
+    import platform
+
+    out = {"command": f"python -m benchmarks.guards --corpus --rounds {args.rounds} "
+                      f"--repeat {args.repeat}",
+           "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "model": Path(model).name, "clients": CLIENTS,
+           "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                       "load_average": [round(x, 2) for x in os.getloadavg()]},
+           "corpus": found, "cost": cost}
+    path = Path(args.results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

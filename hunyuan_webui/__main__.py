@@ -53,7 +53,7 @@ def _translate(argv: Sequence[str]) -> int:
     # The library, as a notebook uses it: load and wait, then stream one job.
     with Translator.from_settings(settings) as translator:
         job = translator.job(text, to=own.target, source=own.source,
-                             deterministic=own.deterministic, **_mode_fields(own))
+                             deterministic=own.deterministic, **_mode_fields(own)).hold()
         for update in job:
             sys.stdout.write(update.delta)
             sys.stdout.flush()

@@ -28,6 +28,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from hunyuan_webui import library, tls
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
+from hunyuan_webui.cli_help import app_parser
 from hunyuan_webui.core import kinds
 from hunyuan_webui.engine import EngineState, close_engines
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
@@ -216,7 +217,7 @@ def _display_host(host: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = settings_mod.build_parser("app.py")
+    parser = app_parser("app.py")
     argv, teach = _class_flag(list(sys.argv[1:] if argv is None else argv))
     try:
         settings, rest = settings_mod.from_sources(argv, parser=parser)
@@ -231,6 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         choice = choose(settings)
         settings = choice.settings
         (log.warning if choice.banner else log.info)("launch choice: %s", choice.reason)
+        if choice.why:  # a fall-back, said on the terminal in one line (not only in the log)
+            print(f"Hunyuan-MT translator: {choice.why}", file=sys.stderr, flush=True)
         heard = choose_speech(settings)
         settings = heard.settings
         (log.warning if heard.banner else log.info)("launch choice: %s", heard.reason)

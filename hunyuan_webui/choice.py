@@ -45,6 +45,7 @@ HUB_TIMEOUT_S = 5.0
 # RAM left free beside a Q8_0 1.8B (its weights, KV room and overhead) before --gguf-quant auto
 # takes it over Q4_K_M: the browser, the OS and the teacher's other programs.
 Q8_SPARE_GIB = 8.0
+DOWNLOAD = "hf download tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'"  # hf: huggingface_hub's CLI
 LLAMA_CPP_HINT = ("`bash launch.sh` installs it (once: it compiles llama.cpp, about 5-15 minutes, "
                   "and keeps the wheel in .hymt/wheels), or `pip install llama-cpp-python`")
 # Engines that run a model inside this app: transformers, and llama.cpp for GGUF builds.
@@ -87,6 +88,9 @@ class Choice:
     settings: Settings  # with model, dtype and device filled in
     reason: str  # one line for the log
     banner: str = ""  # markdown shown on the page (the demo model)
+    # One line for the terminal when the launch fell back (to the demo, a smaller model, a
+    # smaller precision): why; empty when it runs what was asked or the best there is.
+    why: str = ""
 
 
 class Probe(Protocol):
@@ -202,19 +206,23 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
     probe = probe or MachineProbe(settings.gguf_quant)
     gpus = [] if settings.device in ("cpu", "mps") else probe.gpu_free_gib()
     free = sum(gpus)  # several GPUs: the layers are spread over them
+    passed: list[str] = []  # the better rows passed over, and why
     if gpus:
-        found = _first(GPU_TABLE, free, settings, probe, where=f"{free:.1f} GiB of GPU memory free")
+        found = _first(GPU_TABLE, free, settings, probe, where=f"{free:.1f} GiB of GPU memory free",
+                       passed=passed)
         if found is not None:
-            return found
+            return _told(found, passed)
     ram = probe.ram_free_gib()
     # A GPU too small for any row must not be handed a CPU row's fp32 weights.
     unrun: list[str] = []  # a GGUF row passed over for want of llama-cpp-python: what it had
+    passed.insert(0, "no GPU was found" if not gpus else "the GPU is too small for Hy-MT2")
     found = _first(CPU_TABLE, ram, settings, probe, where=f"{ram:.1f} GiB of RAM free",
-                   device="cpu" if gpus else None, unrun=unrun)
+                   device="cpu" if gpus else None, unrun=unrun, passed=passed)
     if found is not None:
         if unrun and found.settings.engine != kinds.LLAMACPP:
-            return replace(found, banner=_slow_banner(found, unrun[0], gpus))
-        return found
+            passed.append("llama-cpp-python, which runs the GGUF file, is not installed")
+            return _told(replace(found, banner=_slow_banner(found, unrun[0], gpus)), passed)
+        return _told(found, passed)
     if unrun and unrun[0].startswith("cached"):
         gguf = next(row for row in CPU_TABLE if row.spec.prequantized == "gguf")
         why = (f"{'No GPU was found' if not gpus else 'The GPU is too small'}. The "
@@ -230,6 +238,14 @@ def choose(settings: Settings, probe: Probe | None = None) -> Choice:
         why = (f"The GPU is too small for any Hy-MT2 model ({free:.1f} GiB free), and no "
                "Hy-MT2-1.8B weights are cached here or could be downloaded.")
     return _demo(settings, why)
+
+
+def _told(found: Choice, passed: list[str]) -> Choice:
+    """``found``, with the terminal's line when better rows were passed over."""
+    if not passed:
+        return found
+    why = "; ".join(dict.fromkeys(passed))
+    return replace(found, why=f"Running {found.reason.split(' (')[0]}: {why}.")
 
 
 def _slow_banner(found: Choice, unrun: str, gpus: list[float]) -> str:
@@ -259,12 +275,20 @@ def gguf_quants(row: Row, settings: Settings, free_gib: float) -> list[str]:
 
 
 def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: Probe,
-           where: str, device: str | None = None, unrun: list[str] | None = None
-           ) -> Choice | None:
+           where: str, device: str | None = None, unrun: list[str] | None = None,
+           passed: list[str] | None = None) -> Choice | None:
+    """The first row of ``table`` that fits, runs and can be had; ``passed`` gets why each
+    better one was not (for the terminal's line)."""
+    passed = [] if passed is None else passed
     for row in table:
         gguf = row.spec.prequantized == "gguf"
         quants = [q for q in gguf_quants(row, settings, free_gib) if row.need_gib(q) <= free_gib]
-        if settings.dtype not in ("auto", row.dtype) or not quants:
+        if settings.dtype not in ("auto", row.dtype):
+            continue
+        if not quants:
+            precision = "" if gguf else f" in {row.dtype}"
+            passed.append(f"{row.model.split('/')[-1]}{precision} needs about "
+                          f"{row.need_gib():.0f} GiB, {where}")
             continue
         engine = _engine_for(row, settings, probe)
         if engine is None:
@@ -284,6 +308,7 @@ def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: P
         if not source:
             log.info("launch choice: skipping %s (weights neither cached nor downloadable)",
                      row.model)
+            passed.append(f"{row.model.split('/')[-1]} is neither cached nor downloadable")
             continue
         chosen = replace(settings, model=row.model, dtype=row.dtype,
                          device=device or settings.device, engine=engine, gguf_quant=quant)
@@ -317,7 +342,7 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     what = (f"the bundled demo model ({directory.name}, under 1M parameters): it knows only the "
             f"{count} phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank you for your "
             "help, and answers anything else with nonsense")
-    commands = ("For a real model without a GPU: `huggingface-cli download "
+    commands = ("For a real model without a GPU: `hf download "
                 "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "
                 "runs the file through llama.cpp); on a machine with a GPU, `bash launch.sh` "
                 "picks what fits; or a translation server: `bash launch.sh --engine openai "
@@ -329,7 +354,9 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     demo = replace(settings, model=str(directory), demo=True)
     if settings.engine in GGUF_ENGINES:  # llama.cpp runs the demo as a GGUF file
         demo = with_demo(demo)
-    return Choice(demo, reason, banner)
+    told = "" if asked else (f"Serving the demo model, which knows only {count} phrases: {why} "
+                             f"For a real one without a GPU: `{DOWNLOAD}`, then `bash launch.sh`.")
+    return Choice(demo, reason, banner, told)
 
 
 def with_demo(settings: Settings) -> Settings:

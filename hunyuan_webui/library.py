@@ -132,8 +132,11 @@ class Translator:
         return self.job(text, to, source, **options).result()
 
     def stream(self, text: str, to: str, source: str = AUTO, **options: Any) -> Iterator[str]:
-        """The translation as it is generated; the pieces join to exactly ``translate``'s text."""
-        for update in self.job(text, to, source, **options):
+        """The translation as it is generated; the pieces join to exactly ``translate``'s text.
+        A piece is never taken back: with the answer checks on, each sentence comes once it is
+        judged whole (``job()`` streams as the model writes, its updates ``replaced`` when the
+        checks take text back)."""
+        for update in self.job(text, to, source, **options).hold():
             if update.delta:
                 yield update.delta
 

@@ -1,9 +1,11 @@
 """Start, show and stop the translator from a Jupyter notebook (a teacher's launch cell).
 
 ``start()`` runs ``launch.sh --background`` (it returns once the model is ready, or at once with
-the running server's address when one is already up), then shows what people need: a clickable
-link, the page inline when asked, and, when serving beyond this machine, the LAN address with a
-QR code students can scan as shown: a PNG image in a notebook (text there is drawn with gaps
+the running server's address when one is already up), showing meanwhile how long it has taken and
+what the server is doing (its log's last line), then shows what people need: a clickable link,
+the page inline when asked, and, when serving beyond this machine, the LAN address with a QR code
+students can scan; with ``"--class"``, the teacher's page and a QR code of the class itself (the
+students' page of its code). QR codes are shown as scanned: a PNG image in a notebook (text there is drawn with gaps
 between its lines), black-on-white half blocks in a terminal. Under JupyterHub
 (``JUPYTERHUB_SERVICE_PREFIX`` is set) the page is served under the hub's proxy path
 (jupyter-server-proxy's ``/user/NAME/proxy/PORT/``) and that is the link shown. ``stop()`` stops it. Nothing here imports the model or Gradio.
@@ -15,8 +17,11 @@ import base64
 import html
 import io
 import os
+import re
 import subprocess
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hunyuan_webui.urls import lan_ip
@@ -30,6 +35,8 @@ class Addresses:
     local: str  # from this machine
     lan: str | None = None  # from other machines on the network (--host 0.0.0.0)
     hub: str | None = None  # through JupyterHub's proxy
+    teacher: str | None = None  # a class opened at start (--class): the teacher's page
+    room: str | None = None  # and where its students join (what its QR code opens)
 
     @property
     def best(self) -> str:
@@ -119,37 +126,119 @@ def start(*flags: str, host: str = "127.0.0.1", port: int = 7860, inline: bool =
     root_path = hub_prefix(port) or ""
     args = ["bash", str(ROOT / "launch.sh"), "--background", "--host", host, "--port", str(port)]
     args += (["--root-path", root_path] if root_path else []) + (["--demo"] if demo else [])
-    done = subprocess.run([*args, *flags], cwd=ROOT, capture_output=True, text=True)
-    print((done.stderr + done.stdout).strip())
-    if done.returncode != 0:
-        raise RuntimeError(f"the translator did not start (see {ROOT / '.hymt/server.log'})")
-    where = addresses(host, port, root_path)
+    code, said = _run_showing_progress([*args, *flags])
+    print(said.strip())
+    if code != 0:
+        raise RuntimeError(f"the translator did not start (see {LOG})")
+    where = replace(addresses(host, port, root_path), **class_links(said))
     show(where, inline=inline, height=height)
     return where
 
 
+LOG = ROOT / ".hymt" / "server.log"
+_STAMP = re.compile(r"^\S+ \S+ (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
+
+
+def class_links(said: str) -> dict[str, str]:
+    """The class ``--class`` opened, from the launch's lines: its teacher's page and the
+    students' address (nothing when no class was asked for)."""
+    links = {}
+    if found := re.search(r"Class open: teacher's page (\S+)", said):
+        links["teacher"] = found.group(1)
+    if found := re.search(r"Class open: students join at (\S+)", said):
+        links["room"] = found.group(1)
+    return links
+
+
+def progress_line(elapsed: float, log_tail: str) -> str:
+    """What the cell shows while the translator starts: the time so far and the server's last
+    log line (without its time stamp), e.g. "Starting the translator… 12 s · loading..."."""
+    last = next((_STAMP.sub("", line).strip() for line in reversed(log_tail.splitlines())
+                 if line.strip() and not line.startswith("===")), "")
+    last = last if len(last) <= 160 else last[:157] + "..."
+    return f"Starting the translator… {elapsed:.0f} s" + (f" · {last}" if last else "")
+
+
+def _run_showing_progress(command: list[str]) -> tuple[int, str]:
+    """Run the launch, showing its progress every second: a line updated in place in a
+    notebook, a line every ten seconds in a terminal. Returns its status and what it said."""
+    start = LOG.stat().st_size if LOG.exists() else 0
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(process.stdout or ()), daemon=True)
+    reader.start()
+    began, handle, shown = time.monotonic(), None, 0.0
+    while process.poll() is None:
+        time.sleep(1.0)
+        tail = _read_from(LOG, start)
+        line = progress_line(time.monotonic() - began, tail)
+        if in_notebook():
+            from IPython.display import HTML, display
+
+            body = HTML(f"<code>{html.escape(line)}</code>")
+            if handle is None:
+                handle = display(body, display_id=True)
+            else:
+                handle.update(body)
+        elif time.monotonic() - shown >= 10:
+            shown = time.monotonic()
+            print(line, flush=True)
+    reader.join(10)
+    if handle is not None:
+        from IPython.display import HTML
+
+        handle.update(HTML(f"<code>{html.escape(_done_line(process.returncode, began))}</code>"))
+    return process.returncode, "".join(said)
+
+
+def _done_line(code: int, began: float) -> str:
+    took = time.monotonic() - began
+    return f"Started in {took:.0f} s." if code == 0 else f"Failed after {took:.0f} s: see {LOG}"
+
+
+def _read_from(path: Path, offset: int) -> str:
+    """The end of what ``path`` gained past ``offset`` (the last few KB are enough)."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(offset, size - 4096))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def show(where: Addresses, inline: bool = False, height: int = 720) -> None:
-    """A clickable link (and the page itself when ``inline``); the LAN address and a QR code."""
+    """A clickable link (and the page itself when ``inline``); the LAN address and a QR code;
+    with a class, the teacher's page, and the QR code opens the class."""
     lines = [f'<a href="{html.escape(where.best)}" target="_blank">Open the translator: '
              f"{html.escape(where.best)}</a>"]
-    if where.lan and where.lan != where.best:
+    if where.teacher:
+        lines.append(f'<a href="{html.escape(where.teacher)}" target="_blank">Open the '
+                     "teacher's page of the class</a>")
+    if where.room:
+        lines.append(f"Students join the class at: <code>{html.escape(where.room)}</code>")
+    elif where.lan and where.lan != where.best:
         lines.append(f"Students on the network: <code>{html.escape(where.lan)}</code>")
+    scan = where.room or where.lan  # the class itself when there is one
     notebook = in_notebook()
     if notebook:
         from IPython.display import HTML, IFrame, display
 
-        if where.lan:  # an image: it scans as shown
-            lines.append(qr_html(where.lan))
+        if scan:  # an image: it scans as shown
+            lines.append(qr_html(scan))
         display(HTML("<br>".join(lines)))
         if inline:
             display(IFrame(where.best, width="100%", height=height))
     else:  # a terminal (or an IPython console): plain text
         print(f"Open the translator: {where.best}")
     print(f"Translator: {where.best}")
-    if where.lan:
+    if where.room:
+        print(f"Class: students join at {where.room}")
+    elif where.lan:
         print(f"Students on the same network: {where.lan}")
-        if not notebook:
-            print(qr_text(where.lan), end="")
+    if scan and not notebook:
+        print(qr_text(scan), end="")
 
 
 def stop() -> None:

@@ -146,11 +146,16 @@ class Settings:
     # guards (README, Guards)
     guards: bool = _opt(True, "Check every answer before it is shown and cached: --no-guards "
                         "turns all of the guards below off.", group="guards")
-    language_guard: bool = _opt(True, "Retry, then mark, an answer in the wrong language.",
+    language_guard: bool = _opt(True, "Retry, then mark, an answer in the wrong language or "
+                                "half untranslated.",
                                 group="guards")
     loop_guard: bool = _opt(True, "Stop, retry, then mark, an answer that repeats itself or "
-                            "outgrows its source.", group="guards")
+                            "outgrows its source; retry, then mark, an empty or cut-off one.",
+                            group="guards")
     copy_guard: bool = _opt(True, "Retry, then mark, an answer that is the source again.",
+                            group="guards")
+    kept_guard: bool = _opt(True, "Retry, then mark, an answer that lost a number, a web or "
+                            "e-mail address, inline code or a placeholder of its source.",
                             group="guards")
     # cache
     cache_size: int = _opt(4096, "Entries in the in-memory phrase cache (0 disables it).",

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) 
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
     ("demo models, modes", {"demo", "modes"}),
-    ("service, launch choice", {"service", "choice", "demo_model", "speech_choice"}),
+    ("service, launch choice", {"service", "choice", "demo_model", "speech_choice", "cli_help"}),
     ("edges", {"web", "library", "llama_cpp_setup"}),
     ("the app", {"app", "__init__"}),
     ("command line", {"__main__"}),

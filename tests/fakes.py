@@ -147,3 +147,55 @@ class ScriptedEngine(FakeEngine):
             if self.delay:
                 time.sleep(self.delay)
         stream.finish("stop")
+
+
+KILLED = "The engine process was killed by signal 9; it is being restarted."
+
+
+class CrashingEngine(FakeEngine):
+    """Types each answer (the last line upper-cased) on a thread of its own; ``crash()`` ends every
+    stream in flight with the error the child-process engine gives a killed process and refuses
+    new work as restarting (or as ``then``) until ``recover()``."""
+
+    def __init__(self, delay: float = 0.005) -> None:
+        self.delay = delay
+        self.state = EngineState.READY
+        self.calls = 0
+        self._lock = threading.Lock()
+        self._open: list[Stream] = []
+
+    def status(self) -> EngineStatus:
+        return EngineStatus(self.state, self.model_id, reason="" if self.state is
+                            EngineState.READY else "restarting")
+
+    def submit(self, prompts_: Sequence[str], options: Any) -> list[Stream]:
+        if self.state is not EngineState.READY:
+            raise NotReadyError("The translation engine is restarting after a failure; please "
+                                "try again in a few seconds.")
+        streams = [Stream(p, o) for p, o in zip(prompts_, options_per_prompt(prompts_, options))]
+        with self._lock:
+            self.calls += len(streams)
+            self._open.extend(streams)
+        for stream in streams:
+            threading.Thread(target=self._type, args=(stream,), daemon=True).start()
+        return streams
+
+    def _type(self, stream: Stream) -> None:
+        for char in stream.prompt.splitlines()[-1].upper():
+            if stream.done or stream.cancelled:
+                return
+            stream.push(char)
+            time.sleep(self.delay)
+        if not stream.done:
+            stream.finish("stop")
+
+    def crash(self, then: EngineState = EngineState.RESTARTING) -> None:
+        self.state = then
+        with self._lock:
+            open_, self._open = self._open, []
+        for stream in open_:
+            if not stream.done:
+                stream.finish("error", EngineError(KILLED))
+
+    def recover(self) -> None:
+        self.state = EngineState.READY

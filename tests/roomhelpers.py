@@ -1,5 +1,6 @@
-"""A class's event stream read the way a phone reads it, for the room tests: one thread per
-student following ``/class/api/rooms/{code}/events`` with httpx, every event kept in order."""
+"""For the room tests: a class's event stream read the way a phone reads it (one thread per
+student following ``/class/api/rooms/{code}/events`` with httpx, every event kept in order), a
+class app served on the demo engine, and the rooms' service without HTTP."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -24,15 +26,17 @@ class Reader:
     """One student's (or the teacher's) event stream, read in a thread until ``close()``."""
 
     def __init__(self, base: str, code: str, *, student: str = "", lang: str = "",
-                 key: str = "", after: int = 0, last_event_id: int | None = None) -> None:
+                 key: str = "", after: int = 0, last_event_id: int | None = None,
+                 address: str | None = None) -> None:
         params = {"role": "teacher", "key": key} if key else {"student": student, "lang": lang}
         if after:
             params["after"] = str(after)
         headers = {"Last-Event-ID": str(last_event_id)} if last_event_id is not None else {}
         self.url = f"{base}/class/api/rooms/{code}/events"
-        self.params, self.headers = params, headers
+        self.params, self.headers, self.address = params, headers, address
         self.events: list[dict[str, Any]] = []
         self.status: int | None = None
+        self.ended = False  # the server ended the stream (not this side's close())
         self._stop = threading.Event()
         self._opened = threading.Event()
         self._response: httpx.Response | None = None
@@ -43,7 +47,9 @@ class Reader:
 
     def _run(self) -> None:
         try:
-            with httpx.Client(timeout=httpx.Timeout(60, read=60), trust_env=False) as client, \
+            transport = httpx.HTTPTransport(local_address=self.address) if self.address else None
+            with httpx.Client(timeout=httpx.Timeout(60, read=60), trust_env=False,
+                              transport=transport) as client, \
                     client.stream("GET", self.url, params=self.params,
                                   headers=self.headers) as response:
                 self.status = response.status_code
@@ -54,6 +60,7 @@ class Reader:
                         return
                     if line.startswith("data: "):
                         self.events.append(json.loads(line[len("data: "):]))
+            self.ended = True  # the server ended the stream
         except (httpx.HTTPError, RuntimeError, OSError, AttributeError):
             pass  # closed from close(): what was read is kept
         finally:
@@ -91,3 +98,78 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 60, what: str = "") 
             return value
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+
+
+# -- the rooms' service without HTTP ------------------------------------------------------------
+def seated(rooms: Any, code: str, lang: str, address: str = "10.0.0.1") -> str:
+    """A student joined, with its stream open (a seat taken)."""
+    student = rooms.join(code, lang, address=address)
+    rooms.connect(code, student, lang, address)
+    return student
+
+
+def translations(rooms: Any, code: str, lang: str) -> dict[int, str]:
+    """A room's logged translations into ``lang``, by sentence."""
+    return {e["sid"]: e["text"] for _, e in rooms.history(code)
+            if e["type"] == "translation" and e["lang"] == lang and "text" in e}
+
+
+def events_of(rooms: Any, code: str, kind: str) -> list[dict[str, Any]]:
+    return [{**e, "seq": seq} for seq, e in rooms.history(code) if e["type"] == kind]
+
+
+# -- a class served on the demo engine ----------------------------------------------------------
+class ClassApp:
+    """The teacher's and the students' calls on a served app (``rooms``: its service)."""
+
+    def __init__(self, url: str, rooms: Any, engine: Any) -> None:
+        self.url, self.rooms, self.engine = url, rooms, engine
+        self.http = httpx.Client(base_url=url, timeout=60, trust_env=False)
+
+    def client(self, address: str = "127.0.0.1") -> httpx.Client:
+        """A client whose requests come from ``address`` (127.0.0.2 and so on: another device)."""
+        return httpx.Client(base_url=self.url, timeout=60, trust_env=False,
+                            transport=httpx.HTTPTransport(local_address=address))
+
+    def open(self, lang: str = "zh", http: httpx.Client | None = None) -> tuple[str, str]:
+        r = (http or self.http).post("/class/api/rooms", json={"lang": lang, "title": "Lesson 1"})
+        assert r.status_code == 200, r.text
+        return r.json()["code"], r.json()["key"]
+
+    def join(self, code: str, lang: str, name: str = "") -> str:
+        r = self.http.post(f"/class/api/rooms/{code}/join", json={"lang": lang, "name": name})
+        assert r.status_code == 200, r.text
+        return r.json()["student"]
+
+    def say(self, code: str, key: str, text: str) -> list[int]:
+        r = self.http.post(f"/class/api/rooms/{code}/sentences", json={"text": text},
+                           headers={"X-Class-Key": key})
+        assert r.status_code == 200, r.text
+        return r.json()["sentences"]
+
+    def teacher(self, method: str, code: str, key: str, action: str) -> httpx.Response:
+        """One of the teacher's controls: ``("POST", code, key, "end")``..."""
+        return self.http.request(method, f"/class/api/rooms/{code}/{action}",
+                                 headers={"X-Class-Key": key})
+
+
+@contextlib.contextmanager
+def class_server(engine: Any, settings: Any, limits: Any = None, **overrides: Any
+                 ) -> Iterator[ClassApp]:
+    """The app on ``engine`` (recorded: every model call counted; no cache), on a free port."""
+    from apphelpers import RecordingEngine, free_port
+
+    from hunyuan_webui.app import Server, create_app
+    from hunyuan_webui.service import Translator
+
+    settings = replace(settings, port=free_port(), log_level="warning", **overrides)
+    recording = RecordingEngine(engine)
+    app = create_app(settings, Translator(recording, engine.spec, settings))
+    if limits is not None:
+        app.state.rooms.limits = limits
+    server = Server(app, settings).start()
+    try:
+        yield ClassApp(server.url, app.state.rooms, recording)
+    finally:
+        close_all()
+        server.stop()

@@ -121,6 +121,7 @@ class Stream:
         self._ending = False  # finish() has begun: no second end
         self._finished = False  # readers see the end only after the observers ran
         self._readers = 0
+        self._abandoned = False  # its last reader left: cancelled, no reader may join
 
     # -- producer side (the engine) -------------------------------------------------------------
     def push(self, delta: str) -> None:
@@ -176,6 +177,12 @@ class Stream:
         return self._cancelled.is_set()
 
     @property
+    def joinable(self) -> bool:
+        """Whether a reader may still join it: neither cancelled nor left by its last reader."""
+        with self._cond:
+            return not (self._abandoned or self._cancelled.is_set())
+
+    @property
     def done(self) -> bool:
         return self._finished
 
@@ -190,15 +197,24 @@ class Stream:
         self._cancelled.set()
         self._wake()
 
-    def attach(self) -> None:
+    def attach(self) -> bool:
+        """A reader joins; False (and it has not joined) once the sequence is cancelled. A reader
+        that joins a shared sequence must check this: the last reader may have left it a moment
+        before, and a cancelled sequence ends short, looking like a whole answer."""
         with self._cond:
+            if self._abandoned or self._cancelled.is_set():
+                return False
             self._readers += 1
+            return True
 
     def detach(self) -> None:
-        """A reader leaves; the last one to leave before the end cancels the sequence."""
+        """A reader leaves; the last one to leave before the end cancels the sequence (marked
+        under the readers' lock, so that no reader joins it between the count and the cancel)."""
         with self._cond:
             self._readers -= 1
             last = self._readers <= 0 and not self._finished
+            if last:
+                self._abandoned = True
         if last:
             self.cancel()
 
@@ -237,18 +253,19 @@ class Stream:
                 yield ""
 
     def __iter__(self) -> Iterator[str]:
-        self.attach()
+        attached = self.attach()
         try:
             yield from (chunk for chunk in self.follow() if chunk)
         finally:
-            self.detach()
+            if attached:
+                self.detach()
 
     async def __aiter__(self) -> AsyncIterator[str]:
         loop = asyncio.get_running_loop()
         event = asyncio.Event()
         with self._cond:
             self._loops.append((loop, event))
-        self.attach()
+        attached = self.attach()
         reader = self.follow(timeout=0)
         try:
             while True:
@@ -264,7 +281,8 @@ class Stream:
             reader.close()
             with self._cond:
                 self._loops = [(lp, ev) for lp, ev in self._loops if ev is not event]
-            self.detach()
+            if attached:
+                self.detach()
 
     def result(self) -> str:
         """Block until the end and return the whole text."""

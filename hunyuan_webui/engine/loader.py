@@ -173,7 +173,7 @@ def load(spec: ModelSpec, dtype: str = "auto", device: str = "auto") -> LoadedMo
         where = "offline (HF_HUB_OFFLINE is set)" if offline else "locally or on the hub"
         raise ModelLoadError(
             f"Could not load {spec.id!r} {where}: {_first_line(exc)}. "
-            f"Download it first (huggingface-cli download {spec.id}), pass a local checkpoint "
+            f"Download it first (hf download {spec.id}), pass a local checkpoint "
             f"with --model PATH, or try the bundled model with --demo.") from exc
     except ImportError as exc:
         raise ModelLoadError(f"Loading {spec.id} needs a package that is missing: "

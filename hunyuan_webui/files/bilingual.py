@@ -41,24 +41,37 @@ def csv_bytes(rows: Rows, header: Sequence[str]) -> bytes:
     return ("\ufeff" + buffer.getvalue()).encode("utf-8")
 
 
-def docx_bytes(rows: Rows, header: Sequence[str]) -> bytes:
-    """A Word document of one two-column table: ``header`` (bold, repeated on each page), then
-    one row per paragraph."""
+def docx_bytes(rows: Sequence[Sequence[str]], header: Sequence[str], *, title: str = "",
+               rtl: Sequence[bool] = ()) -> bytes:
+    """A Word document of one table: ``header`` (bold, repeated on each page), then one row per
+    item of ``rows`` (a paragraph beside its translation; a class's sentence beside each
+    language's). ``title`` is a heading above it; ``rtl[i]`` sets column ``i`` right to left
+    (Arabic, Hebrew...). More than three columns turn the page to landscape."""
     import docx
+    from docx.enum.section import WD_ORIENT
     from docx.oxml import OxmlElement
     from docx.oxml.ns import qn
 
     document = docx.Document()
-    table = document.add_table(rows=1, cols=2)
+    if len(header) > 3:
+        section = document.sections[0]
+        section.orientation = WD_ORIENT.LANDSCAPE
+        section.page_width, section.page_height = section.page_height, section.page_width
+    if title:
+        document.add_heading(title, level=1)
+    table = document.add_table(rows=1, cols=len(header))
     table.style = "Table Grid"
     for cell, name in zip(table.rows[0].cells, header, strict=True):
         cell.paragraphs[0].add_run(name).bold = True
     repeat = OxmlElement("w:tblHeader")
     repeat.set(qn("w:val"), "true")
     table.rows[0]._tr.get_or_add_trPr().append(repeat)
-    for source, translation in rows:
-        left, right = table.add_row().cells
-        left.text, right.text = source, translation
+    for row in rows:
+        for i, (cell, text) in enumerate(zip(table.add_row().cells, row, strict=True)):
+            cell.text = text
+            if i < len(rtl) and rtl[i]:
+                cell.paragraphs[0].paragraph_format.element.get_or_add_pPr().append(
+                    OxmlElement("w:bidi"))
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()

@@ -120,7 +120,7 @@ def test_on_a_phone_translate_and_the_output_fit_the_first_screen(browser, demo_
     assert ("演示模型" in banner) == (locale == "zh-CN"), banner
     title = "演示模型" if locale == "zh-CN" else "Demo model"
     page.locator("#demo-banner").get_by_text(title).first.click()
-    page.get_by_text("huggingface-cli download").first.wait_for(timeout=5_000)
+    page.get_by_text("hf download").first.wait_for(timeout=5_000)
     page.context.close()
 
 

@@ -300,10 +300,10 @@ def test_the_demo_banner_in_chinese_keeps_its_commands():
 
     english = ("**Demo model.** This is the bundled demo model (demo, under 1M parameters): it "
                "knows only the 64 phrases in assets/demo_phrases.tsv. For a real model: "
-               "`huggingface-cli download x`, then `bash launch.sh`; or `bash launch.sh`.")
+               "`hf download x`, then `bash launch.sh`; or `bash launch.sh`.")
     zh = banner_markdown("zh", english)
     assert zh.startswith("**演示模型。**") and " 64 个短语" in zh
-    assert zh.count("`bash launch.sh`") == 1 and "`huggingface-cli download x`" in zh
+    assert zh.count("`bash launch.sh`") == 1 and "`hf download x`" in zh
     outside_code = regex.sub(r"`[^`]*`", "", zh)
     assert not LATIN_WORD.search(outside_code), outside_code
     assert banner_markdown("en", english) == english

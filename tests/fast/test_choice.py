@@ -75,7 +75,7 @@ def test_without_a_gpu_or_weights_the_demo_model_is_served_with_a_banner():
             f"{len(load_phrases())} phrases in assets/demo_phrases.tsv, e.g. 谢谢你的帮助。→ Thank "
             "you for your help, and "
             "answers anything else with nonsense")
-    commands = ("For a real model without a GPU: `huggingface-cli download "
+    commands = ("For a real model without a GPU: `hf download "
                 "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then `bash launch.sh` (it "
                 "runs the file through llama.cpp); on a machine with a GPU, `bash launch.sh` "
                 "picks what fits; or a translation server: `bash launch.sh --engine openai "
@@ -207,3 +207,44 @@ def test_the_real_probe_counts_a_gguf_repository_cached_only_with_the_quantizati
     (snapshot / "Hy-MT2-1.8B-Q4_K_M.gguf").write_bytes(b"")
     assert choice.MachineProbe("Q8_0").cached(GGUF_SMALL) is True
     assert choice.MachineProbe("Q2_K").cached(GGUF_SMALL) is False
+
+
+def test_a_fallback_is_told_on_the_terminal_in_one_line():
+    """The terminal said only "ready ... demo-model"; the reason was in the log and the page."""
+    best = choice.choose(Settings(), FakeProbe(gpus=[79.5], online=EVERYTHING))
+    assert best.why == ""  # the best there is: nothing to explain
+    smaller = choice.choose(Settings(), FakeProbe(gpus=[11.0], online=EVERYTHING))
+    assert smaller.why == ("Running tencent/Hy-MT2-7B in int4: Hy-MT2-7B in bf16 needs about 19 "
+                           "GiB, 11.0 GiB of GPU memory free; Hy-MT2-7B in int8 needs about 13 "
+                           "GiB, 11.0 GiB of GPU memory free.")
+    no_weights = choice.choose(Settings(), FakeProbe(gpus=[40.0], in_cache={SMALL}))
+    assert no_weights.why.startswith("Running tencent/Hy-MT2-1.8B in bf16: Hy-MT2-7B is "
+                                     "neither cached nor downloadable")
+    cpu = choice.choose(Settings(), FakeProbe(in_cache={GGUF_SMALL, SMALL}))
+    assert cpu.why == ("Running tencent/Hy-MT2-1.8B in fp32: no GPU was found; llama-cpp-python, "
+                       "which runs the GGUF file, is not installed.")
+    demo = choice.choose(Settings(), FakeProbe())
+    assert demo.why == (f"Serving the demo model, which knows only {len(load_phrases())} "
+                        "phrases: No GPU was found, and no Hy-MT2-1.8B weights are cached here "
+                        "or could be downloaded. For a real one without a GPU: `hf download "
+                        "tencent/Hy-MT2-1.8B-GGUF --include '*Q4_K_M.gguf'`, then "
+                        "`bash launch.sh`.")
+    assert "\n" not in demo.why + smaller.why + cpu.why
+    assert choice.choose(Settings(demo=True), FakeProbe()).why == ""  # asked for: no excuse
+
+
+def test_the_printed_download_command_is_one_the_installed_hub_client_has():
+    """huggingface_hub here ships `hf`, not `huggingface-cli`: every command printed is `hf
+    download REPO [--include GLOB]`, and that parses with the installed `hf`."""
+    import shutil
+    import subprocess
+    import sys
+
+    hf = shutil.which("hf", path=str(Path(sys.executable).parent))
+    assert hf is not None
+    assert shutil.which("huggingface-cli", path=str(Path(sys.executable).parent)) is None
+    options = subprocess.run([hf, "download", "--help"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    assert choice.DOWNLOAD.startswith("hf download tencent/") and "--include" in options
+    banner = choice.choose(Settings(), FakeProbe()).banner
+    assert choice.DOWNLOAD in banner and "huggingface-cli" not in banner

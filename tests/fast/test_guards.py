@@ -245,3 +245,35 @@ def test_managed_servers_never_pass_a_moe_quantization_to_a_dense_model(args):
         check_quantization(SPEC, args)
     check_quantization(models.resolve("tencent/Hy-MT2-30B-A3B"), args)  # a MoE: its business
     check_quantization(SPEC, ["--quantization", "fp8"])
+
+
+def test_a_marked_answer_shared_in_flight_is_cached_by_no_one():
+    """Two requests read one sequence (the in-flight table); its answer is bad for both: both
+    are marked after their own retries, and the cache has nothing for a third."""
+    engine = ScriptedEngine(lambda prompt, options: "再见，明天见。", delay=0.005)
+    translator = translator_for(engine)
+    request = TranslationRequest("Goodbye, see you tomorrow.", "ko", "en")
+    jobs = [translator.start(request).prime() for _ in range(2)]
+    results = [job.result() for job in jobs]
+    assert [[w["code"] for w in r.warnings] for r in results] == [["wrong_language"]] * 2
+    assert len(engine.calls) == 3  # one shared answer, one retry each
+    third = translator.translate(request)
+    assert not third.cached and third.warnings
+
+
+def test_an_answer_shown_early_and_judged_bad_at_its_end_is_replaced():
+    """zh->fr answered in English: shown as it comes (Latin letters), judged whole at its end,
+    retried in the other wording; the job's update is replaced with the French."""
+    english = "We are going to the museum this afternoon to see the ancient art exhibition."
+    french = "Cet après-midi, nous allons au musée voir l'exposition d'art ancien."
+    engine = ScriptedEngine(lambda prompt, options: french if prompt.startswith("Translate")
+                            else english, delay=0.002)
+    translator = translator_for(engine)
+    request = TranslationRequest("我们下午去博物馆参观古代艺术展览。", "fr", "zh")
+    updates = list(translator.start(request))
+    shown = [u.text for u in updates if not u.replaced and u.result is None and u.text]
+    assert shown and english.startswith(shown[0]) and len(shown[0]) < len(english)
+    [replaced] = [u for u in updates if u.replaced]
+    assert (replaced.text, replaced.delta, replaced.warnings) == (french, "", ())
+    assert updates[-1].result.text == french and updates[-1].result.warnings == ()
+    assert translator.translate(request).cached  # the retry's answer, served and cached

@@ -129,7 +129,7 @@ def test_app_help_documents_the_flags():
                          text=True, timeout=120)
     assert out.returncode == 0
     for flag in ("--model", "--dtype", "--demo", "--host", "--port", "--root-path",
-                 "--max-input-chars", "--concurrency", "HYMT_MAX_INPUT_CHARS"):
+                 "--max-input-chars", "--concurrency", "HYMT_MAX_INPUT_CHARS", "--class"):
         assert flag in out.stdout
 
 

@@ -24,6 +24,7 @@ import re
 import threading
 import time
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -32,6 +33,7 @@ import schemathesis
 from apphelpers import running_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from roomhelpers import Reader, wait_for
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 
@@ -243,3 +245,117 @@ def test_every_route_and_content_type_while_another_client_is_served(fuzz_app):
           f"slowest /health {other.slowest:.2f}s")
     assert not other.failures, other.failures[:5]
     assert other.slowest < OTHER_CLIENT_BOUND_S, other.slowest
+
+
+# -- a class's routes, while a class goes on ---------------------------------------------------
+# Every route of a class, with codes, keys, students and bodies right and wrong, while a student
+# reads the class on its own stream and another client's /health is timed. A room whose code the
+# fuzzing guesses wrong makes its address wait (429): that is an answer too. Afterwards a class
+# opened from another address works: a sentence reaches the student translated.
+CLASS_ROUTES = [("POST", "/class/api/rooms"), ("GET", "/class/api/rooms/{code}"),
+                ("GET", "/class/api/rooms/{code}/qr.svg"), ("POST", "/class/api/rooms/{code}/join"),
+                ("GET", "/class/api/rooms/{code}/events"),
+                ("POST", "/class/api/rooms/{code}/questions"),
+                ("POST", "/class/api/rooms/{code}/sentences"),
+                ("POST", "/class/api/rooms/{code}/questions/{qid}/show"),
+                ("GET", "/class/api/rooms/{code}/stats"),
+                ("GET", "/class/api/rooms/{code}/transcript"),
+                ("GET", "/class/api/rooms/{code}/students"),
+                ("DELETE", "/class/api/rooms/{code}/students/{student}"),
+                *(("POST", f"/class/api/rooms/{{code}}/{action}") for action in
+                  ("end", "lock", "unlock", "pause", "resume", "clear")),
+                ("GET", "/class"), ("GET", "/class/{code}"), ("GET", "/class/teach/{code}"),
+                ("GET", "/class/static/{qid}"), ("GET", "/class/api/languages")]
+CLASS_EXAMPLES = 300
+odd_strings = st.one_of(st.text(max_size=30), st.sampled_from(
+    ["", "0", "-1", "999999999999999999999", "../../etc/passwd", "%00", "<script>", "ar", "zh",
+     "=HYPERLINK(\"x\")", "\u202e", "🎓" * 50]))
+
+
+@pytest.fixture(scope="module")
+def class_fuzz_app(engine):
+    with running_app(engine, max_input_chars=300, max_body_bytes=20_000) as running:
+        yield running
+
+
+def _class_request(c: httpx.Client, method: str, path: str, *, params: dict[str, str],
+                   headers: dict[str, Any], body: bytes | None) -> tuple[int, str]:
+    """One request; an event stream that opens is read a little and hung up."""
+    with c.stream(method, path, params=params, headers=headers, content=body) as r:
+        if r.status_code == 200 and path.endswith("/events"):
+            for line in r.iter_lines():
+                if line.startswith(("data:", ":")):
+                    break
+            return r.status_code, ""
+        return r.status_code, r.read().decode("utf-8", "replace")
+
+
+def test_every_class_route_while_a_class_goes_on(class_fuzz_app):
+    url = class_fuzz_app.url
+    with httpx.Client(base_url=url, trust_env=False, timeout=ANSWER_BOUND_S + 5) as setup:
+        room = setup.post("/class/api/rooms", json={"lang": "zh"}).json()
+    code, key = room["code"], room["key"]
+    with httpx.Client(base_url=url, trust_env=False, timeout=30,
+                      transport=httpx.HTTPTransport(local_address="127.0.0.5")) as phone:
+        student = phone.post(f"/class/api/rooms/{code}/join", json={"lang": "en"}).json()["student"]
+    reader = Reader(url, code, student=student, lang="en", address="127.0.0.5")
+    slowest: list[tuple[float, str]] = []
+    with OtherClient(url) as other, httpx.Client(base_url=url, trust_env=False,
+                                                 timeout=ANSWER_BOUND_S + 5) as c:
+        @given(route=st.sampled_from(CLASS_ROUTES),
+               code_=st.one_of(st.just(code), st.just(code), odd_strings),
+               key_=st.one_of(st.just(key), st.none(), odd_strings),
+               student_=st.one_of(st.just(student), odd_strings),
+               qid=st.one_of(st.integers(-5, 50).map(str), odd_strings),
+               lang=st.one_of(st.sampled_from([*languages.CODES, "auto"]), odd_strings),
+               extra=st.dictionaries(st.sampled_from(["role", "after", "format", "key"]),
+                                     st.one_of(st.sampled_from(["teacher", "csv", "docx", "md",
+                                                                "1", "-3"]), odd_strings),
+                                     max_size=3),
+               body=st.one_of(st.none(), bodies, st.fixed_dictionaries({}, optional={
+                   "lang": odd_strings, "title": odd_strings, "name": odd_strings,
+                   "student": st.one_of(st.just(student), odd_strings),
+                   "text": st.one_of(st.sampled_from(["早上好。", "请打开书。"]), odd_strings)}
+               ).map(lambda d: json.dumps(d).encode())),
+               content_type=st.sampled_from(CONTENT_TYPES))
+        @settings(max_examples=CLASS_EXAMPLES, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        def fuzz(route: tuple[str, str], code_: str, key_: str | None, student_: str, qid: str,
+                 lang: str, extra: dict[str, str], body: bytes | None, content_type: str) -> None:
+            method, template = route
+            path = template.format(code=quote(code_, safe=""), qid=quote(qid, safe=""),
+                                   student=quote(student_, safe="")).replace("//", "/x/")
+            headers: dict[str, Any] = {"content-type": content_type} if content_type else {}
+            if key_ is not None:  # any printable text, sent as UTF-8 bytes
+                headers["X-Class-Key"] = "".join(ch for ch in key_ if ch.isprintable()
+                                                 ).strip().encode("utf-8")
+            params = {"student": student_, "lang": lang, **extra}
+            started = time.monotonic()
+            status, text = _class_request(c, method, path, params=params, headers=headers,
+                                          body=body)
+            took = time.monotonic() - started
+            slowest.append((took, f"{method} {template}"))
+            assert status < 500, (method, path, params, body and body[:200], text[:300])
+            assert "Traceback" not in text and 'File "' not in text, text[:300]
+            assert took < ANSWER_BOUND_S, (method, path, took)
+
+        fuzz()
+    print(f"\nclass routes: slowest answer {max(slowest)[0]:.2f}s ({max(slowest)[1]}); the "
+          f"other client's slowest /health {other.slowest:.2f}s; the student read "
+          f"{len(reader.logged)} events")
+    assert not other.failures, other.failures[:5]
+    assert other.slowest < OTHER_CLIENT_BOUND_S, other.slowest
+    reader.close()
+    # The server still holds a class: one opened from another device works end to end.
+    with httpx.Client(base_url=url, trust_env=False, timeout=60,
+                      transport=httpx.HTTPTransport(local_address="127.0.0.6")) as teacher:
+        fresh = teacher.post("/class/api/rooms", json={"lang": "zh"}).json()
+        pupil = teacher.post(f"/class/api/rooms/{fresh['code']}/join",
+                             json={"lang": "en"}).json()["student"]
+        listening = Reader(url, fresh["code"], student=pupil, lang="en", address="127.0.0.6")
+        sent = teacher.post(f"/class/api/rooms/{fresh['code']}/sentences",
+                            json={"text": "早上好。"}, headers={"X-Class-Key": fresh["key"]})
+        assert sent.status_code == 200, sent.text
+        [sid] = sent.json()["sentences"]
+        wait_for(lambda: listening.translations("en").get(sid) == "Good morning.", 60)
+        listening.close()

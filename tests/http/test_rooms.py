@@ -8,63 +8,31 @@ is exact: "Good morning." and "Thank you." in Chinese, Japanese and Arabic, for 
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Iterator
 from dataclasses import replace
 
 import httpx
 import pytest
-from apphelpers import RecordingEngine, assert_json_error
-from roomhelpers import Reader, close_all, wait_for
+from apphelpers import assert_json_error
+from docx.oxml.ns import qn
+from roomhelpers import ClassApp, Reader, class_server, wait_for
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.demo_model import load_phrases
 from hunyuan_webui.service import Translator
-from hunyuan_webui.service.rooms import RoomLimits, Rooms
-from hunyuan_webui.service.rooms.transcript import render
+from hunyuan_webui.service.rooms import RoomLimits
 
 pytestmark = pytest.mark.slow
 TABLE = {(p.source_lang, p.target_lang, p.source): p.target for p in load_phrases()}
 
 
-class ClassApp:
-    def __init__(self, url: str, rooms: Rooms, engine: RecordingEngine) -> None:
-        self.url, self.rooms, self.engine = url, rooms, engine
-        self.http = httpx.Client(base_url=url, timeout=60, trust_env=False)
-
-    def open(self, lang: str = "zh") -> tuple[str, str]:
-        r = self.http.post("/class/api/rooms", json={"lang": lang, "title": "Lesson 1"})
-        assert r.status_code == 200, r.text
-        return r.json()["code"], r.json()["key"]
-
-    def join(self, code: str, lang: str, name: str = "") -> str:
-        r = self.http.post(f"/class/api/rooms/{code}/join", json={"lang": lang, "name": name})
-        assert r.status_code == 200, r.text
-        return r.json()["student"]
-
-    def say(self, code: str, key: str, text: str) -> list[int]:
-        r = self.http.post(f"/class/api/rooms/{code}/sentences", json={"text": text},
-                           headers={"X-Class-Key": key})
-        assert r.status_code == 200, r.text
-        return r.json()["sentences"]
-
-
 @pytest.fixture
 def app(engine, demo_settings) -> Iterator[ClassApp]:
-    from apphelpers import free_port
-
-    settings = replace(demo_settings, port=free_port(), log_level="warning")
-    recording = RecordingEngine(engine)
-    translator = Translator(recording, engine.spec, settings)  # no cache: every call counts
-    fastapi_app = create_app(settings, translator)
-    fastapi_app.state.rooms.limits = RoomLimits(rooms=3, students=6, question_chars=40,
-                                                questions_per_minute=2)
-    server = Server(fastapi_app, settings).start()
-    try:
-        yield ClassApp(server.url, fastapi_app.state.rooms, recording)
-    finally:
-        close_all()
-        server.stop()
+    limits = RoomLimits(rooms=3, students=6, question_chars=40, questions_per_minute=2)
+    with class_server(engine, demo_settings, limits) as running:  # no cache: every call counts
+        yield running
 
 
 def test_each_sentence_is_translated_once_per_language_not_per_student(app):
@@ -156,9 +124,18 @@ def test_only_the_teachers_secret_writes_and_limits_hold(app):
     assert_json_error(app.http.get(f"/class/api/rooms/{code}/events",
                                    params={"student": "nobody", "lang": "en"}), 401)
     assert_json_error(app.http.get("/class/api/rooms/000000"), 404, "room_not_found")
-    for lang in ("fr", "ja", "ru", "ar", "es"):
-        app.join(code, lang)
-    assert_json_error(app.http.post(f"/class/api/rooms/{code}/join", json={"lang": "de"}), 429)
+    # A seat is taken by a student whose stream is open: 6 in all (the first is student).
+    readers = [Reader(app.url, code, student=student, lang="en")]
+    for lang in ("fr", "ja", "ru", "ar"):
+        readers.append(Reader(app.url, code, student=app.join(code, lang), lang=lang))
+    late, last = app.join(code, "de"), app.join(code, "es")  # 5 seats taken: both may join
+    readers.append(Reader(app.url, code, student=last, lang="es"))  # the 6th stream: a seat
+    assert_json_error(app.http.get(f"/class/api/rooms/{code}/events",
+                                   params={"student": late, "lang": "de"}), 429, "room_full")
+    assert_json_error(app.http.post(f"/class/api/rooms/{code}/join", json={"lang": "de"}), 429,
+                      "room_full")
+    for reader in readers:
+        reader.close()
     app.open("en"), app.open("en")  # 3 rooms in all: the limit
     assert_json_error(app.http.post("/class/api/rooms", json={"lang": "en"}), 429)
     # The pages themselves are plain and open.
@@ -178,20 +155,45 @@ def test_a_room_with_nobody_in_it_expires(app):
     assert_json_error(app.http.get(f"/class/api/rooms/{code}"), 404, "room_not_found")
 
 
-def test_the_transcript_is_multilingual_in_text_csv_and_markdown(app):
+def test_the_transcript_is_multilingual_in_text_csv_markdown_and_word(app):
+    """Every format holds the sentence and each language's translation; the CSV starts with the
+    UTF-8 byte order mark (Excel's cue), and the Word document opens in python-docx with the
+    sentence, then each language's translation, on one row (Arabic right to left)."""
+    import docx
+
     code, key = app.open("en")
-    for lang in ("zh", "fr"):
-        app.join(code, lang)
+    readers = [Reader(app.url, code, student=app.join(code, lang), lang=lang)
+               for lang in ("zh", "fr", "ar")]
     app.say(code, key, "Good morning.")
-    wait_for(lambda: app.rooms.stats(code)["translations"] == 2)
+    wait_for(lambda: app.rooms.stats(code)["translations"] == 3)
+    expected = {"en": "Good morning.", "zh": "早上好。", "fr": "Bonjour.",
+                "ar": TABLE[("en", "ar", "Good morning.")]}
     for fmt in ("txt", "csv", "md"):
         r = app.http.get(f"/class/api/rooms/{code}/transcript", params={"format": fmt},
                          headers={"X-Class-Key": key})
         assert r.status_code == 200, r.text
-        assert "早上好。" in r.text and "Good morning." in r.text and "Bonjour." in r.text
+        assert all(text in r.text for text in expected.values())
         assert f"class-{code}.{fmt}" in r.headers["content-disposition"]
-    csv_text = render(app.rooms.history(code), "csv", "en")
-    assert csv_text.splitlines()[0] == "time,kind,from,source_lang,en,fr,zh"
+    csv_bytes = app.http.get(f"/class/api/rooms/{code}/transcript", params={"format": "csv"},
+                             headers={"X-Class-Key": key}).content
+    assert csv_bytes.startswith(b"\xef\xbb\xbf")  # the BOM, once
+    assert csv_bytes.decode("utf-8-sig").splitlines()[0] == "time,kind,from,source_lang,en,ar,fr,zh"
+    word = app.http.get(f"/class/api/rooms/{code}/transcript", params={"format": "docx"},
+                        headers={"X-Class-Key": key})
+    assert word.status_code == 200
+    assert word.headers["content-type"].startswith("application/vnd.openxmlformats")
+    assert f"class-{code}.docx" in word.headers["content-disposition"]
+    document = docx.Document(io.BytesIO(word.content))
+    [table] = document.tables
+    header = [c.text for c in table.rows[0].cells]
+    assert header == ["Time", "", "English (en)", "Arabic (ar)", "French (fr)", "Chinese (zh)"]
+    row = [c.text for c in table.rows[1].cells]
+    assert row[2:] == [expected["en"], expected["ar"], expected["fr"], expected["zh"]]
+    arabic = table.rows[1].cells[3].paragraphs[0]._p
+    assert arabic.pPr is not None and arabic.pPr.find(qn("w:bidi")) is not None
+    assert document.paragraphs[0].text == "Lesson 1"
+    for reader in readers:
+        reader.close()
 
 
 @pytest.mark.parametrize("open_page", [False, True])

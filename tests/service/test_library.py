@@ -36,7 +36,8 @@ def test_a_plain_script_prints_a_translation(tmp_path):
 
         translator = Translator.load(demo=True)
         print(translator.translate("谢谢你的帮助。", to="en", deterministic=True))
-        print("|".join(translator.stream("Thank you for your help.", to="zh", deterministic=True)))
+        print("|".join(translator.stream("Thank you for your help. Good morning.", to="zh",
+                                         deterministic=True)))
         print(translator.translate_many(["你好", "谢谢。"], to="en", source="zh", deterministic=True))
         print(translator.result("谢谢你的帮助。", to="en", deterministic=True).cached)
         translator.close()
@@ -44,7 +45,8 @@ def test_a_plain_script_prints_a_translation(tmp_path):
     assert done.returncode == 0, done.stderr
     first, streamed, many, cached = done.stdout.splitlines()
     assert first == "Thank you for your help."
-    assert streamed.replace("|", "") == "谢谢你的帮助。" and "|" in streamed  # in pieces
+    # In pieces, each sentence once it is judged whole (never taken back).
+    assert streamed.replace("|", "") == "谢谢你的帮助。早上好。" and "|" in streamed
     assert many == "['Hello', 'Thank you.']"
     assert cached == "True"  # the second time comes from the phrase cache
 

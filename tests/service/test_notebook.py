@@ -53,3 +53,40 @@ def test_the_readme_jupyter_cells_start_link_and_stop(demo_dir, monkeypatch):
     printed = "".join(o.get("text", "") for o in start if o.get("output_type") == "stream")
     assert "translator ready" in printed
     assert "stopped the server" in "".join(o.get("text", "") for o in stop)
+
+
+def test_a_class_started_in_a_notebook_shows_progress_and_its_qr_code_opens_the_class(
+        demo_dir, monkeypatch):
+    """The start cell was silent for 45 s, and its QR code opened the translator's / even with
+    --class: now a line says how long it has taken (updated in place), and the QR code holds the
+    class's own address, beside a link to the teacher's page."""
+    import base64
+    import io
+
+    import nbformat
+    import zxingcpp
+    from nbclient import NotebookClient
+    from PIL import Image
+
+    port = free_port()
+    cell = ("from hunyuan_webui import notebook\n"
+            f"notebook.start('--class=en', demo=True, port={port})")
+    book = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+    monkeypatch.setenv("HYMT_VENV", sys.prefix)
+    monkeypatch.delenv("JUPYTERHUB_SERVICE_PREFIX", raising=False)
+    client = NotebookClient(book, timeout=300, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT)}})
+    try:
+        client.execute()
+    finally:
+        os.system(f"cd {ROOT} && bash launch.sh stop >/dev/null 2>&1")
+    outputs = book.cells[0].outputs
+    html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any(re.fullmatch(r"<code>Started in \d+ s\.</code>", h) for h in html), html  # progress
+    page = next(h for h in html if "Open the translator" in h)
+    code = re.search(rf'href="http://127\.0\.0\.1:{port}/class/teach/(\d{{6}})#key=', page)
+    assert code, page
+    room = f"http://127.0.0.1:{port}/class/{code.group(1)}"
+    assert f"Students join the class at: <code>{room}</code>" in page
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', page).group(1))
+    assert [c.text for c in zxingcpp.read_barcodes(Image.open(io.BytesIO(png)))] == [room]

@@ -1,17 +1,20 @@
-"""Guards against answers that are not translations: the wrong language, a loop, the source again.
+"""Guards against answers that are not translations: the wrong language, a loop, the source again,
+half a translation, an empty or cut-off answer, a lost number or address.
 
 Real Hy-MT models sometimes answer in another language (English to Japanese in Hindi, a generic
-prompt in Chinese), repeat a phrase until the token cap, or hand the source back. A student cannot
-tell that from a translation, and a cached bad answer is served to the whole class. This module
-holds the checks, each a pure function of the texts:
+prompt in Chinese), repeat a phrase until the token cap, hand the source back, stop half-way or
+leave half of it untranslated. A student cannot tell that from a translation, and a cached bad
+answer is served to the whole class. This module holds the checks, each a pure function of the
+texts:
 
-- :func:`judge_script` / :func:`check_answer`: is the answer in the target language? The script
-  decides at once where the target has a script of its own; for a script the target shares
-  (Latin, Cyrillic, Arabic, Devanagari) the project's detector must say, reliably, that it is
-  another language (the source's, most often). Texts too short or too mixed to judge, and names,
-  numbers and code (the same in every language), are let through.
-- copied source: the answer is the source again, or mostly its words for a target in another
-  script;
+- :func:`judge_script`: while an answer streams, whether its first letters are in the target's
+  own script (or, clearly, in another one: it is stopped at once);
+- :func:`check_answer`: the whole answer, once it has ended, shown early or not: the source again
+  (:mod:`.same` says what rightly stays the same: names, brands, terms, code, lists of them), the
+  wrong language (the script where the target has its own; the project's detector where it
+  shares one), half a translation (:mod:`.mixed`), and the numbers, addresses, code and
+  placeholders it must keep (:mod:`.kept`);
+- :func:`check_length`: an empty answer, or one cut off far short of its expected length;
 - :func:`find_loop`: a repeating run at the end of the text (:mod:`.budget` gives the length cap).
 
 :class:`Guards` is what the service holds: which guards are on, the detector, the retry prompt and
@@ -22,113 +25,77 @@ the event counts for ``/metrics``. What a segment does with them (hold, stop, re
 from __future__ import annotations
 
 import functools
-import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from hunyuan_webui.detect import LanguageDetector
-from hunyuan_webui.detect.scripts import (
-    ARABIC,
-    BENGALI,
-    CYRILLIC,
-    DEVANAGARI,
-    GUJARATI,
-    HAN,
-    HANGUL,
-    HEBREW,
-    KANA,
-    KHMER,
-    LATIN,
-    MONGOLIAN,
-    MYANMAR,
-    TAMIL,
-    TELUGU,
-    THAI,
-    TIBETAN,
-    census,
+from hunyuan_webui.detect.scripts import HAN
+from hunyuan_webui.service.checks.budget import ratio
+from hunyuan_webui.service.checks.kept import ADDRESS, CODE, NUMBER, missing_item
+from hunyuan_webui.service.checks.mixed import half_translated, looks_chinese, unquoted
+from hunyuan_webui.service.checks.same import normal, same_everywhere, translatable
+from hunyuan_webui.service.checks.writing import (
+    CHINESE,
+    SCRIPTS,
+    SHARED,
+    close,
+    decides_early,
+    letters,
+    unconverted,
 )
 
 # The guards, by the name their flag, warning and metric use.
 LANGUAGE, COPY, LOOP, LENGTH = "language", "copy", "loop", "length"
-KINDS = (LANGUAGE, COPY, LOOP, LENGTH)
+HALF, EMPTY, TRUNCATED = "half", "empty", "truncated"
+KINDS = (LANGUAGE, COPY, LOOP, LENGTH, HALF, EMPTY, TRUNCATED, NUMBER, ADDRESS, CODE)
 WARNING_CODES = {LANGUAGE: "wrong_language", COPY: "copied_source", LOOP: "repetition_loop",
-                 LENGTH: "too_long"}
+                 LENGTH: "too_long", HALF: "half_translated", EMPTY: "empty_answer",
+                 TRUNCATED: "truncated", NUMBER: "number_changed", ADDRESS: "url_changed",
+                 CODE: "code_changed"}
 # What happened after a guard fired: a retry that passed was served, or the answer was marked.
 SERVED, MARKED = "retry_served", "marked"
 OUTCOMES = (SERVED, MARKED)
 
-# The scripts an answer in each language is written in (names and numbers aside).
-SCRIPTS: dict[str, frozenset[str]] = {
-    **{code: frozenset({LATIN}) for code in ("en", "fr", "pt", "es", "tr", "it", "de", "vi",
-                                             "ms", "id", "tl", "pl", "cs", "nl")},
-    **{code: frozenset({CYRILLIC}) for code in ("ru", "uk", "kk")},
-    "mn": frozenset({CYRILLIC, MONGOLIAN}),
-    **{code: frozenset({ARABIC}) for code in ("ar", "fa", "ur", "ug")},
-    **{code: frozenset({DEVANAGARI}) for code in ("hi", "mr")},
-    **{code: frozenset({HAN}) for code in ("zh", "zh-Hant", "yue")},
-    "ja": frozenset({KANA, HAN}), "ko": frozenset({HANGUL}), "th": frozenset({THAI}),
-    "km": frozenset({KHMER}), "my": frozenset({MYANMAR}), "bo": frozenset({TIBETAN}),
-    "gu": frozenset({GUJARATI}), "te": frozenset({TELUGU}), "ta": frozenset({TAMIL}),
-    "bn": frozenset({BENGALI}), "he": frozenset({HEBREW}),
-}
-UNSPACED = frozenset({HAN, KANA, THAI, KHMER, MYANMAR, TIBETAN})  # a "word" is a phrase
-SHARED = frozenset({LATIN, CYRILLIC, ARABIC, DEVANAGARI, HAN})  # several languages write these
-# Languages the detector cannot reliably tell apart in a sentence: never a mismatch between them.
-CLOSE = (frozenset({"ms", "id"}), frozenset({"hi", "mr"}), frozenset({"ar", "fa", "ur"}),
-         frozenset({"ru", "uk"}), frozenset({"zh", "zh-Hant", "yue"}))
-
 MIN_WEIGHT = 4  # letters (Han and kana count 2) below which an answer is not judged
 MIXED_SHARE = 0.3  # the target's scripts carry at least this share of a mixed answer
-RELEASE_WEIGHT = 6  # a streamed answer this far into the target's script is shown at once
+RELEASE_WEIGHT = 6  # a streamed answer this far into the target's script is judged fine so far
 REJECT_WEIGHT = 24  # ... and one this far with almost none of it is stopped at once
-SHARED_RELEASE_LETTERS = 20  # letters judged before an answer in a shared script is shown
 SOURCE_LETTERS = 10  # letters an answer needs before "it is the source language" counts
-OTHER_LETTERS = 30  # ... and before "it is some third language" counts
+OTHER_LETTERS = 24  # ... and before "it is some third language" counts
 OTHER_CONFIDENCE = 0.9
 COPY_WORD_SHARE = 0.6
+ALPHABETS = frozenset({"ru", "uk"})  # told apart by letters one alphabet lacks (і ї є / ы э ъ)
+ALPHABET_CERTAIN = 0.99  # the detector's confidence when those letters decide
+TRUNCATED_SHARE = 0.5  # an answer cut off below this share of its expected length
 LOOP_MAX_UNIT = 64  # longest repeated unit looked for, in characters
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 @dataclass(frozen=True)
 class Finding:
-    """A guard fired on an answer: which one, and the language the answer seems to be in."""
+    """A guard fired on an answer: which one, the language the answer seems to be in, and what
+    of the source it lost (a number, an address, code)."""
 
     kind: str
     detected: str | None = None
+    missing: str | None = None
 
     def warning(self, segment: int, retried: bool) -> dict[str, Any]:
         """The API's per-segment ``warnings`` entry."""
-        return {"segment": segment, "code": WARNING_CODES[self.kind], "guard": self.kind,
-                "detected": self.detected, "retried": retried}
-
-
-def letters(text: str) -> dict[str, int]:
-    counted = census(text)
-    return counted[0] if counted else {}
-
-
-def letters_in(text: str) -> int:
-    """The letters of ``text``'s main script (Han and kana count 2)."""
-    return max(letters(text).values(), default=0)
-
-
-def target_share(text: str, target: str) -> tuple[float, int]:
-    """The share of ``text``'s letter weight in ``target``'s scripts, and the total weight."""
-    weights = letters(text)
-    total = sum(weights.values())
-    mine = sum(w for s, w in weights.items() if s in SCRIPTS.get(target, ()))
-    return (mine / total if total else 1.0), total
+        out = {"segment": segment, "code": WARNING_CODES[self.kind], "guard": self.kind,
+               "detected": self.detected, "retried": retried}
+        if self.missing is not None:
+            out["missing"] = self.missing
+        return out
 
 
 def judge_script(text: str, target: str, source_text: str = "") -> bool | None:
-    """While an answer streams: True once it is clearly in the target's script (it may be shown),
-    False once it is clearly not (stop it), None while it cannot tell yet. Only for targets whose
-    script the source does not share (see :func:`decides_early`)."""
-    if source_text and same_everywhere(source_text) and _normal(source_text).startswith(
-            _normal(text).rstrip()):
+    """While an answer streams: True once it is clearly in the target's script, False once it is
+    clearly not (stop it), None while it cannot tell yet. Only for targets whose script the
+    source does not share (see :func:`decides_early`)."""
+    if source_text and same_everywhere(source_text) and normal(source_text).startswith(
+            normal(text).rstrip()):
         return None  # code or a name kept as it is, so far: judged when it ends
     weights = letters(text)
     total = sum(weights.values())
@@ -140,97 +107,89 @@ def judge_script(text: str, target: str, source_text: str = "") -> bool | None:
     return None
 
 
-def judge_shared(text: str, source_text: str, source: str, target: str,
-                 detector: LanguageDetector) -> bool | None:
-    """While an answer streams in a script the source shares (en->fr): True once it has enough
-    letters and is neither the beginning of the source again nor, reliably, the source language
-    (it may be shown); None while it cannot tell (it is judged whole when it ends)."""
-    if letters_in(text) < SHARED_RELEASE_LETTERS:
-        return None
-    if _normal(source_text).startswith(_normal(text).rstrip()):
-        return None
-    det = detector.detect(text)
-    if det.reliable and det.code == source and not _close(source, target):
-        return None
-    return True
-
-
-def decides_early(source: str, target: str) -> bool:
-    """Whether the script alone tells an answer in ``target`` from one in ``source`` (en->ja yes,
-    en->fr no); Japanese shares Han with Chinese, so zh<->ja is judged on the whole answer."""
-    mine, theirs = SCRIPTS.get(target), SCRIPTS.get(source)
-    return bool(mine and theirs and not mine & theirs)
-
-
-def _normal(text: str) -> str:
-    return " ".join(_WORD.findall(text.casefold()))
-
-
-_CODE = re.compile(r"[(){}\[\]<>=;_/\\$#@`|]")
-_NAME = re.compile(r"^(?:[A-Z0-9][\w.'&-]*\s*)+$")
-
-
-@functools.lru_cache(maxsize=4096)
-def same_everywhere(text: str) -> bool:
-    """Text that stays as it is in every language: one word, a number, code, a proper name
-    ("New York", "GitHub Actions")."""
-    stripped = text.strip()
-    weights = letters(stripped)
-    if sum(weights.values()) < 6:
-        return True
-    if not UNSPACED & set(weights) and len(_normal(stripped).split()) < 2:
-        return True  # one word; a Chinese or Thai "word" is a whole phrase
-    return len(_CODE.findall(stripped)) >= 2 or bool(_NAME.match(stripped.rstrip(".!?")))
-
-
-def is_copy(answer: str, source_text: str, source: str, target: str) -> bool:
+def is_copy(answer: str, source_text: str, source: str, target: str,
+            keep: tuple[str, ...] = ()) -> bool:
     """The source handed back: the same words, or (for a target in another script) mostly the
-    source's words. Code, names and single words may stay as they are (:func:`same_everywhere`)."""
-    if same_everywhere(source_text):
+    source's words. What rightly stays the same (names, terms, code, numbers, lists of them:
+    :mod:`.same`) is not judged."""
+    words = translatable(source_text, keep)
+    if not words or same_everywhere(source_text):
         return False
-    if _normal(answer) == _normal(source_text):
+    if close(source, target):  # zh -> zh-Hant of shared characters, ms -> id: rightly alike
+        return target in CHINESE and unconverted(answer, target)
+    if normal(answer) == normal(source_text):
         return True
     if not decides_early(source, target):
         return False
-    said = _normal(answer).split()
-    known = set(_normal(source_text).split())
-    if not said or len(said) < 2:
+    said = normal(answer).split()
+    known = set(words)
+    if len(said) < 2:
         return False
     return sum(w in known for w in said) >= COPY_WORD_SHARE * len(said)
 
 
-def _close(a: str, b: str) -> bool:
-    return a == b or any(a in group and b in group for group in CLOSE)
-
-
-def check_answer(answer: str, source_text: str, source: str, target: str,
-                 detector: LanguageDetector, copy: bool = True,
-                 language: bool = True) -> Finding | None:
-    """A finished answer: a :class:`Finding` when it is a copy or in the wrong language."""
-    if copy and source != target and is_copy(answer, source_text, source, target):
-        return Finding(COPY, source)
-    if not language or target not in SCRIPTS:
-        return None
-    if _normal(answer) == _normal(source_text) and same_everywhere(source_text):
-        return None  # code, a name or a number, kept as it is
+def wrong_language(answer: str, source_text: str, source: str, target: str,
+                   detector: LanguageDetector, keep: tuple[str, ...] = ()) -> str | None:
+    """The language ``answer`` is in when it is, clearly, not ``target`` (None otherwise)."""
+    if normal(answer) == normal(source_text) and (
+            same_everywhere(source_text) or not translatable(source_text, keep)):
+        return None  # code, a name, a number or a list of them, kept as it is
+    answer = unquoted(answer)  # a title or a saying quoted as it was is no answer's language
     weights = letters(answer)
     total = sum(weights.values())
     if total < MIN_WEIGHT:
         return None  # too short to judge: "OK", "3.14", an emoji
     if sum(w for s, w in weights.items() if s in SCRIPTS[target]) < MIXED_SHARE * total:
-        return Finding(LANGUAGE, detector.detect(answer).code)
-    if target == "ja" and KANA not in weights and weights.get(HAN, 0) >= 12:
-        return Finding(LANGUAGE, "zh")  # a whole sentence of Han without one kana is Chinese
+        return detector.detect(answer).code or "und"
+    if target == "ja" and looks_chinese(answer):
+        return "zh"  # Han without one kana, and Chinese
     dominant = max(weights, key=weights.__getitem__)
     count = weights[dominant]
     if dominant not in SHARED or dominant == HAN or count < SOURCE_LETTERS:
         return None
     det = detector.detect(answer)
-    if det.code is None or not det.reliable or _close(det.code, target):
-        return None
+    if det.code is None or not det.reliable or (close(det.code, target) and not (
+            det.confidence >= ALPHABET_CERTAIN and {det.code, target} <= ALPHABETS)):
+        return None  # (Russian for Ukrainian and back: only when the alphabet says so)
     if (det.code == source and count >= SOURCE_LETTERS) or (
             det.confidence >= OTHER_CONFIDENCE and count >= OTHER_LETTERS):
-        return Finding(LANGUAGE, det.code)
+        return det.code
+    return None
+
+
+def check_answer(answer: str, source_text: str, source: str, target: str,
+                 detector: LanguageDetector, copy: bool = True, language: bool = True,
+                 kept: bool = False, keep: tuple[str, ...] = ()) -> Finding | None:
+    """A finished answer: a :class:`Finding` when it is a copy, in the wrong language, half a
+    translation, or lost a number, an address or code of its source (``kept``). ``keep``: terms
+    that rightly stay as they are (the glossary's)."""
+    if copy and source != target and is_copy(answer, source_text, source, target, keep):
+        return Finding(COPY, source)
+    if language and target in SCRIPTS:
+        wrong = wrong_language(answer, source_text, source, target, detector, keep)
+        if wrong is not None:
+            return Finding(LANGUAGE, None if wrong == "und" else wrong)
+        half = half_translated(answer, source_text, source, target, keep)
+        if half is not None:
+            return Finding(HALF, half)
+    if kept:
+        lost = missing_item(source_text, answer, source, target)
+        if lost is not None:
+            return Finding(lost[0], missing=lost[1])
+    return None
+
+
+def check_length(answer: str, source_text: str, source: str, target: str,
+                 finish_reason: str | None) -> Finding | None:
+    """An empty answer to a source with letters, or one that stopped (not at its end: the token
+    cap, the server) far short of its source's expected length."""
+    if sum(letters(source_text).values()) < 2:
+        return None
+    if not any(ch.isalnum() for ch in answer):
+        return Finding(EMPTY)
+    expected = len(source_text.strip()) * ratio(source, target)
+    if finish_reason not in (None, "stop") and len(answer.strip()) < TRUNCATED_SHARE * expected:
+        return Finding(TRUNCATED)
     return None
 
 
@@ -307,13 +266,17 @@ class GuardCounts:
 
 @dataclass
 class Guards:
-    """Which guards are on, and what they need: the detector, the prompt family, the counts."""
+    """Which guards are on, and what they need: the detector, the prompt family, the counts.
+
+    ``language`` also covers half a translation; ``loop`` also an empty or cut-off answer;
+    ``kept`` the numbers, addresses, code and placeholders an answer must keep."""
 
     family: str
     detector: LanguageDetector
     language: bool = True
     loop: bool = True
     copy: bool = True
+    kept: bool = True
     counts: GuardCounts = field(default_factory=GuardCounts)
 
     @classmethod
@@ -325,10 +288,24 @@ class Guards:
         guards = cls(family=family, detector=detector,
                      language=getattr(settings, "language_guard", True),
                      loop=getattr(settings, "loop_guard", True),
-                     copy=getattr(settings, "copy_guard", True))
-        return guards if guards.language or guards.loop or guards.copy else None
+                     copy=getattr(settings, "copy_guard", True),
+                     kept=getattr(settings, "kept_guard", True))
+        return guards if guards.judges or guards.loop or guards.kept else None
 
     @property
     def judges(self) -> bool:
-        """Whether an answer is held back until it is judged (the language or copy guard)."""
+        """Whether an answer is held back until its first letters are judged (the language or
+        copy guard)."""
         return self.language or self.copy
+
+    def check(self, answer: str, segment: str, source: str, target: str,
+              finish_reason: str | None, keep: tuple[str, ...] = ()) -> Finding | None:
+        """The whole answer, once it has ended, by every guard that is on."""
+        if self.loop:
+            short = check_length(answer, segment, source, target, finish_reason)
+            if short is not None:
+                return short
+        if not (self.judges or self.kept):
+            return None
+        return check_answer(answer, segment, source, target, self.detector, copy=self.copy,
+                            language=self.language, kept=self.kept, keep=keep)

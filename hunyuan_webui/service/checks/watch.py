@@ -1,23 +1,29 @@
-"""One segment read through the guards (:mod:`hunyuan_webui.service.checks.answers`): hold, stop, retry,
-mark.
+"""One segment read through the guards (:mod:`hunyuan_webui.service.checks.answers`): show early,
+judge whole, stop, retry, correct, mark.
 
 While an answer streams, a :class:`Watch` decides what may be shown yet:
 
-- an answer is held back until it is judged. Where the target's script is not the source's
-  (en->ja, zh->en) its first few letters judge it; where they share one (en->fr) its first 20
-  letters, unless they are the source again or (reliably) the source's language, which hold it
-  to its end. Then it streams as it comes up to 1.5 times its expected length, and
-  :data:`SHOW_LAG` characters behind the engine beyond that (where loops show);
+- an answer is shown as it comes (a student sees words at once), up to 1.5 times its expected
+  length, and :data:`SHOW_LAG` characters behind the engine beyond that (where loops show);
 - a repeating run, or an answer longer than its pair allows (:mod:`.budget`), stops the segment
-  at once (the sequence is cancelled) and the repeated tail is cut;
-- an answer clearly in the wrong script stops at once too.
+  at once (this reader leaves the sequence, which is cancelled unless another request still
+  reads it) and the repeated tail is cut;
+- an answer clearly in another script than the target's own (Hindi for Japanese: its first few
+  letters tell) stops at once too.
 
-A segment a guard stopped, or whose finished answer is a copy or in the wrong language, is retried
-once if nothing of it has been shown yet: greedy, in the family's other prompt wording for a
-language or copy problem, with a stronger repetition penalty for a loop. A retry that passes is
-served (and cached); if both fail, the better answer is served with a warning, and neither is
-cached. A segment already partly shown (its script passed) cannot be taken back: it is cut and
-marked.
+**One judgment at the end of every answer.** When an answer ends, the whole of it is checked
+(:meth:`Guards.check <hunyuan_webui.service.checks.answers.Guards.check>`), whatever was shown
+early. A segment a guard stopped or whose whole answer fails is retried once: greedy, in the
+family's other prompt wording for a language, copy, half-translation or empty answer, with a
+stronger repetition penalty for a loop, with room for twice the tokens for a cut-off one. The
+retry is held until it too is judged whole. A retry that passes is served (and cached); if both
+fail, the better answer is served with a warning, and neither is cached.
+
+What was shown early and is not what is served is taken back: the segment's text comes as a
+:class:`Correction` (its whole answer, replacing what was shown of it), which the job turns into
+a replace-whole-text update (the page redraws it, ``/v1`` sends a ``replace`` event, a class
+room a ``correction`` event). A reader that cannot take text back (a terminal, an OpenAI-style
+stream) holds every answer until it is judged whole instead (``Reader.takes_back``).
 """
 
 from __future__ import annotations
@@ -32,30 +38,34 @@ from hunyuan_webui.models import TRANSLATE
 from hunyuan_webui.prompts import alternative_prompt
 from hunyuan_webui.service.checks.answers import (
     COPY,
+    EMPTY,
+    HALF,
     LANGUAGE,
     LENGTH,
     LOOP,
     MARKED,
     SERVED,
-    SHARED_RELEASE_LETTERS,
+    TRUNCATED,
     Finding,
     Guards,
-    check_answer,
-    decides_early,
     find_loop,
     judge_script,
-    judge_shared,
-    letters_in,
     repeats_itself,
-    target_share,
 )
 from hunyuan_webui.service.checks.budget import answer_budget, ratio
+from hunyuan_webui.service.checks.writing import decides_early, target_share
 
 LOOP_CHECK_CHARS = 8  # look for a loop each time the answer has grown this much
 RETRY_PENALTY = 1.2  # at least this repetition penalty when a loop is retried
 PENALTY_STEP = 0.15
 SHOW_LAG = 24  # characters kept back from a shown answer, so a loop is cut before it shows
 SPACELESS = frozenset({"zh", "zh-Hant", "yue", "ja", "th", "my", "km", "bo"})  # no word breaks
+REWORDED = (LANGUAGE, COPY, HALF, EMPTY)  # retried in the family's other prompt wording
+
+
+class Correction(str):
+    """A segment's whole answer, replacing what was shown of it: what an answer shown early
+    became once it was judged whole (the retry, or the better answer, marked)."""
 
 
 class Reader(Protocol):
@@ -63,27 +73,35 @@ class Reader(Protocol):
     (:class:`hunyuan_webui.service.translate.strategy.Reader`), which the checks need not know."""
 
     cancelled: threading.Event
+    takes_back: bool  # whether what it shows may be replaced later (a Correction)
 
     def read(self, stream: Stream) -> Iterator[str]: ...
 
     def submit(self, engine: Engine, prompts: Sequence[str],
                options: Sequence[DecodingOptions]) -> list[Stream]: ...
 
+    def drop(self, stream: Stream) -> None: ...
+
 
 class Watch:
-    """One answer as it streams: what may be shown so far, and the guard that stopped it."""
+    """One answer as it streams: what may be shown so far, and the guard that stopped it.
+    ``early``: text is shown as it comes (it may be taken back once the answer is judged
+    whole); else nothing is shown before that."""
 
-    def __init__(self, guards: Guards, segment: str, source: str, target: str) -> None:
+    def __init__(self, guards: Guards, segment: str, source: str, target: str,
+                 early: bool = True, keep: tuple[str, ...] = ()) -> None:
         self.guards, self.segment, self.source, self.target = guards, segment, source, target
+        self.keep = keep
         self.text = ""
         self.shown = 0  # characters already handed to the reader
         self.cut: int | None = None  # where the answer ends when a guard stopped it
         self.finding: Finding | None = None
         self.budget = answer_budget(segment, source, target)
-        self.early = guards.judges and decides_early(source, target)
-        self.released = not guards.judges
+        self.released = early
+        # Where the target has a script of its own, its first letters may show a wrong one.
+        self._judging = guards.language and decides_early(source, target)
         self._allow = len(segment) + 16 if guards.loop and repeats_itself(segment) else 0
-        self._checked = self._judged = 0
+        self._checked = 0
         self._lag = SHOW_LAG if guards.loop else 0
         self._free = int(len(segment.strip()) * ratio(source, target) * 1.5)  # shown unheld
 
@@ -92,26 +110,13 @@ class Watch:
         self.text += chunk
         if self.guards.loop:
             self._look_for_loop()
-        if self.finding is None and not self.released:
-            verdict = self._judge()
-            if verdict is False and not self.guards.language:
-                verdict = None  # the copy guard alone: judged when the answer ends
-            if verdict is False:
+        if self.finding is None and self._judging:
+            verdict = judge_script(self.text, self.target, self.segment)
+            if verdict is False:  # clearly another script: stopped now, retried at once
                 self.finding = Finding(LANGUAGE, self.guards.detector.detect(self.text).code)
-            self.released = bool(verdict)
+            elif verdict:
+                self._judging = False  # its start is in the target's script
         return self._showable() if self.released else ""
-
-    def _judge(self) -> bool | None:
-        if self.early:
-            return judge_script(self.text, self.target, self.segment)
-        if self._judged < 0 or len(self.text) - self._judged < LOOP_CHECK_CHARS:
-            return None
-        self._judged = len(self.text)
-        verdict = judge_shared(self.text, self.segment, self.source, self.target,
-                               self.guards.detector)
-        if verdict is None and self._judged and letters_in(self.text) >= SHARED_RELEASE_LETTERS:
-            self._judged = -1  # judged and held: no more detection until the answer ends
-        return verdict
 
     def _look_for_loop(self) -> None:
         if len(self.text) > self.budget:
@@ -135,12 +140,11 @@ class Watch:
         out, self.shown = self.text[self.shown:end], end
         return out
 
-    def finish(self) -> None:
-        """The answer ended on its own: judge it whole, unless it was judged and shown already."""
-        if self.finding is None and self.guards.judges and not self.released:
-            self.finding = check_answer(self.text, self.segment, self.source, self.target,
-                                        self.guards.detector, copy=self.guards.copy,
-                                        language=self.guards.language)
+    def finish(self, finish_reason: str | None = "stop") -> None:
+        """The answer ended on its own: judge the whole of it, shown early or not."""
+        if self.finding is None:
+            self.finding = self.guards.check(self.text, self.segment, self.source, self.target,
+                                             finish_reason, self.keep)
 
     @property
     def answer(self) -> str:
@@ -156,14 +160,19 @@ class Watch:
 
     def score(self) -> float:
         share, _ = target_share(self.answer, self.target)
-        return share - (0.5 if self.finding and self.finding.kind == COPY else 0.0)
+        penalty = 0.5 if self.finding and self.finding.kind in (COPY, EMPTY) else 0.0
+        return share - penalty + (0.01 if self.answer.strip() else -1.0)
 
 
 def retry_options(options: DecodingOptions, kind: str) -> DecodingOptions:
-    """Greedy; for a loop or a runaway answer also a stronger repetition penalty."""
+    """Greedy; for a loop or a runaway answer also a stronger repetition penalty, for a cut-off
+    one room for twice the tokens."""
     if kind in (LOOP, LENGTH):
         penalty = min(2.0, max(RETRY_PENALTY, options.repetition_penalty + PENALTY_STEP))
         return replace(options, deterministic=True, repetition_penalty=penalty)
+    if kind == TRUNCATED and options.max_new_tokens:
+        return replace(options, deterministic=True,
+                       max_new_tokens=min(4096, 2 * options.max_new_tokens))
     return replace(options, deterministic=True)
 
 
@@ -180,6 +189,9 @@ class GuardedSegment:
         self.source, self.segment, self.prompt = source, segment, prompt
         self.store, self.warnings, self.index = store, warnings, index
         self.pair = f"{source}-{request.target_lang}"
+        # The glossary's terms: a source term kept as it is ("Dashboard") is no copy, and a
+        # target term in the source's script no half translation.
+        self.keep = tuple(term for pair in getattr(request, "glossary", ()) for term in pair)
 
     def _read(self, stream: Stream, watch: Watch) -> Iterator[str]:
         for chunk in self.reader.read(stream):
@@ -187,20 +199,21 @@ class GuardedSegment:
             if shown:
                 yield shown
             if watch.finding is not None:
-                stream.cancel()
+                self.reader.drop(stream)  # cancelled, unless another request reads it too
                 return
         if not self.reader.cancelled.is_set():
-            watch.finish()
+            watch.finish(stream.finish_reason)
 
-    def _watch(self) -> Watch:
-        return Watch(self.guards, self.segment, self.source, self.request.target_lang)
+    def _watch(self, early: bool) -> Watch:
+        return Watch(self.guards, self.segment, self.source, self.request.target_lang,
+                     early=early, keep=self.keep)
 
     def _keep(self, watch: Watch, stream: Stream) -> None:
         if self.store is not None and stream.finish_reason == "stop":
             self.store(watch.answer)
 
     def run(self, stream: Stream) -> Iterator[str]:
-        first = self._watch()
+        first = self._watch(early=self.reader.takes_back)
         yield from self._read(stream, first)
         if self.reader.cancelled.is_set():
             return
@@ -209,29 +222,37 @@ class GuardedSegment:
             self._keep(first, stream)
             return
         kind = first.finding.kind
-        if first.shown:  # part of it is on screen already: cut it there and say so
-            yield first.rest()
-            self._mark(first, kind, retried=False)
-            return
-        second = self._watch()
+        second = self._watch(early=False)  # the retry is shown only once it is judged whole
         retry = self._retry(kind)
         yield from self._read(retry, second)
         if self.reader.cancelled.is_set():
             return
         if second.finding is None:
-            yield second.rest()
-            self._keep(second, retry)
             self.guards.counts.add(kind, SERVED, self.pair)
+            yield from self._serve(first, second)
+            self._keep(second, retry)
             return
-        best = second if second.shown or second.score() > first.score() else first
-        yield best.rest()
+        best = second if second.score() > first.score() else first
         self._mark(best, kind, retried=True)
+        yield from self._serve(first, best)
+
+    @staticmethod
+    def _serve(first: Watch, chosen: Watch) -> Iterator[str]:
+        """``chosen``'s answer: what follows what is on screen, or a :class:`Correction` when
+        what is on screen is not its beginning."""
+        shown = first.text[:first.shown]
+        if chosen.answer.startswith(shown):
+            chosen.shown = len(shown)
+            yield chosen.rest()
+        else:
+            chosen.rest()
+            yield Correction(chosen.answer)
 
     def _retry(self, kind: str) -> Stream:
         request = self.request
         prompt = self.prompt
         plain = request.mode == TRANSLATE and not request.glossary
-        if kind in (LANGUAGE, COPY) and plain:
+        if kind in REWORDED and plain:
             prompt = alternative_prompt(self.guards.family, request.mode, self.segment,
                                         self.source, request.target_lang) or prompt
         [stream] = self.reader.submit(self.engine, [prompt],

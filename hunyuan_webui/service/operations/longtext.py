@@ -10,7 +10,8 @@ one request's limits is one part: one :class:`~hunyuan_webui.service.translate.j
 handed on unchanged.
 
 Iterating a :class:`LongText` yields :class:`PartUpdate` objects whose ``delta`` strings
-concatenate to the final text, the last one carrying the whole text's
+concatenate to the final text (after a ``replaced`` update, from its ``text`` on: the answer
+checks took back what was shown), the last one carrying the whole text's
 :class:`~hunyuan_webui.service.translate.request.TranslationResult`; :meth:`LongText.updates` is the same
 for the event loop (one reader thread per operation, :func:`~hunyuan_webui.service.translate.job.batched_updates`).
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -50,6 +51,8 @@ class PartUpdate:
     done_segments: int  # of this part
     total_segments: int
     result: TranslationResult | None = None  # the whole text's, on the last update only
+    replaced: bool = False  # ``text`` replaces everything so far (``delta`` is empty)
+    warnings: tuple[dict[str, Any], ...] = ()  # this part's marked segments so far, if replaced
 
 
 class LongText:
@@ -62,6 +65,7 @@ class LongText:
         self._first: Job | None = None
         self._job: Job | None = None
         self._cancelled = False
+        self._hold = False
 
     @classmethod
     def plan(cls, translator: Translator, request: TranslationRequest) -> LongText:
@@ -91,6 +95,17 @@ class LongText:
         any answer is sent."""
         if self._first is None:
             self._first = self._job = self.translator.start(self.requests[0])
+            if self._hold:
+                self._first.hold()
+        return self
+
+    def hold(self) -> LongText:
+        """No answer shown before it is judged whole (:meth:`Job.hold`): no ``replaced``
+        update."""
+        self._hold = True
+        for job in (self._first, self._job):
+            if job is not None:
+                job.hold()
         return self
 
     def cancel(self) -> None:
@@ -109,7 +124,8 @@ class LongText:
             for update in job:
                 if update.result is None:
                     yield PartUpdate(update.delta, done + update.text, number, self.parts,
-                                     update.done_segments, update.total_segments)
+                                     update.done_segments, update.total_segments,
+                                     replaced=update.replaced, warnings=update.warnings)
                 else:
                     results.append(update.result)
             if len(results) < number:  # stopped by its owner
@@ -145,6 +161,8 @@ class LongText:
             return self.start()._first
         # Every part after the first keeps the first part's source language (detected or not).
         self._job = self.translator.start(replace(request, source_lang=results[0].source_lang))
+        if self._hold:
+            self._job.hold()
         if self._cancelled:  # cancelled while this part started: it must not run on
             self._job.cancel()
             return None

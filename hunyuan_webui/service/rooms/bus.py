@@ -1,37 +1,39 @@
 """Where a class's rooms live: one process's memory, or the Redis the phrase cache shares.
 
-A room is a small record (its code, the teacher's language, a hash of the teacher's secret), a
-log of events numbered 1, 2, 3... in the order they were written (a sentence, a translation of
-it, a question), the students it has seen, and a few counters. :class:`MemoryBus` keeps all of
-that in this process; :class:`RedisBus` keeps it in Redis (a list per room's log: ``RPUSH``
-answers the new length, which is the event's number, so two processes never give one number
-twice) and tells every process of each new event on one publish/subscribe channel. Either way
-:class:`Hub` hands an event to this process's listeners (the students' event streams), which
-read any gap from the log: a listener sees every logged event once and in order, whichever
-process wrote it. Events that are not logged (a translation still being written) are published
-only: a listener that misses one gets the finished translation from the log.
+A room is a small record (its code, the teacher's language, a hash of the teacher's secret, and
+its state: used, locked, paused, ended), a log of events numbered 1, 2, 3... in the order they
+were written (a sentence, a translation of it, a question...), the students it has seen, the
+translations claimed and a few counters. :class:`MemoryBus` keeps all of that in this process;
+:class:`~hunyuan_webui.service.rooms.redis_bus.RedisBus` keeps it in Redis and tells every process
+of each new event. Either way :class:`Hub` hands an event to this process's listeners (the
+students' event streams), which read any gap from the log: a listener sees every logged event
+once and in order, whichever process wrote it. Events that are not logged (a translation still
+being written) are published only: a listener that misses one gets the finished translation from
+the log.
 
-Everything here expires: a room nobody has touched for ``ttl`` seconds is gone (Redis expires
-its keys; memory sweeps them).
+Everything here expires: a room nobody has used (no sentence, no student's stream) is gone
+``empty_ttl`` seconds after it was last touched, a used one after ``ttl`` seconds (its transcript
+is kept that long for the teacher). Rate counters and marks expire with their windows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import logging
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-log = logging.getLogger(__name__)
+from hunyuan_webui.service.rooms.errors import RoomNotFoundError
 
 Event = dict[str, Any]
-PREFIX = "hymt:class:"
-CHANNEL = PREFIX + "live"
+
+
+def room_ttl(meta: dict[str, Any], ttl: float, empty_ttl: float) -> float:
+    """How long ``meta``'s room lives untouched: a room nobody used goes in minutes."""
+    return ttl if meta.get("used") else min(ttl, empty_ttl)
 
 
 class Listener:
@@ -89,22 +91,39 @@ class _Room:
 
 
 class MemoryBus:
-    """Rooms in this process only (no Redis configured)."""
+    """Rooms in this process only (no Redis configured). It never fails."""
 
     shared = False
 
-    def __init__(self, ttl: float) -> None:
+    def __init__(self, ttl: float, empty_ttl: float | None = None) -> None:
         self.ttl = ttl
+        self.empty_ttl = ttl if empty_ttl is None else empty_ttl
         self.hub = Hub()
         self._lock = threading.Lock()
         self._rooms: dict[str, _Room] = {}
         self._rates: dict[str, deque[float]] = {}
+        self._marks: dict[str, tuple[float, float]] = {}  # key -> (value, expires at)
+        self._hits = 0
+
+    def _gone(self, code: str, room: _Room, now: float) -> bool:
+        ttl = room_ttl(room.meta, self.ttl, self.empty_ttl)
+        return now - room.touched > ttl and not self.hub.count(code)
 
     def _sweep(self) -> None:
         now = time.time()
-        for code in [c for c, r in self._rooms.items() if now - r.touched > self.ttl]:
-            if not self.hub.count(code):
-                del self._rooms[code]
+        for code in [c for c, r in self._rooms.items() if self._gone(c, r, now)]:
+            del self._rooms[code]
+
+    def _live(self, code: str) -> _Room:
+        """The room, to write to (a room that expired meanwhile is not made again)."""
+        room = self._rooms.get(code)
+        if room is None:
+            raise RoomNotFoundError("This class has expired.")
+        return room
+
+    def _room(self, code: str) -> _Room | None:
+        room = self._rooms.get(code)
+        return None if room is None or self._gone(code, room, time.time()) else room
 
     def create(self, code: str, meta: dict[str, Any]) -> bool:
         with self._lock:
@@ -114,16 +133,28 @@ class MemoryBus:
             self._rooms[code] = _Room(dict(meta))
             return True
 
-    def room_count(self) -> int:
+    def open_rooms(self) -> list[dict[str, Any]]:
+        """The records of the rooms not ended (nor expired)."""
         with self._lock:
             self._sweep()
-            return len(self._rooms)
+            return [dict(r.meta) for r in self._rooms.values() if not r.meta.get("ended")]
+
+    def room_count(self) -> int:
+        return len(self.open_rooms())
 
     def meta(self, code: str) -> dict[str, Any] | None:
         with self._lock:
-            room = self._rooms.get(code)
-            if room is None or time.time() - room.touched > self.ttl and not self.hub.count(code):
+            room = self._room(code)
+            return None if room is None else dict(room.meta)
+
+    def update(self, code: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        """Merge ``fields`` into the room's record; the record, or None if it is gone."""
+        with self._lock:
+            room = self._room(code)
+            if room is None:
                 return None
+            room.meta.update(fields)
+            room.touched = time.time()
             return dict(room.meta)
 
     def touch(self, code: str) -> None:
@@ -132,13 +163,19 @@ class MemoryBus:
                 self._rooms[code].touched = time.time()
 
     def append(self, code: str, event: Event) -> int:
+        return self.append_many(code, [event])[0]
+
+    def append_many(self, code: str, events: list[Event]) -> list[int]:
+        """Log ``events`` together (all or none); their numbers."""
         with self._lock:
-            room = self._rooms[code]
-            room.events.append(event)
+            room = self._live(code)
+            first = len(room.events) + 1
+            room.events.extend(events)
             room.touched = time.time()
-            seq = len(room.events)
-        self.hub.deliver(code, seq, event)
-        return seq
+        seqs = list(range(first, first + len(events)))
+        for seq, event in zip(seqs, events, strict=True):
+            self.hub.deliver(code, seq, event)
+        return seqs
 
     def publish(self, code: str, event: Event) -> None:
         self.hub.deliver(code, None, event)
@@ -156,8 +193,8 @@ class MemoryBus:
 
     def claim(self, code: str, key: str) -> bool:
         with self._lock:
-            room = self._rooms[code]
-            if key in room.claims:
+            room = self._rooms.get(code)
+            if room is None or key in room.claims:
                 return False
             room.claims.add(key)
             return True
@@ -169,7 +206,7 @@ class MemoryBus:
 
     def add(self, code: str, counter: str, by: int = 1) -> int:
         with self._lock:
-            counters = self._rooms[code].counters
+            counters = self._live(code).counters
             counters[counter] = counters.get(counter, 0) + by
             return counters[counter]
 
@@ -179,10 +216,17 @@ class MemoryBus:
             return dict(room.counters) if room else {}
 
     def see(self, code: str, student: str, info: dict[str, Any]) -> None:
+        """Merge ``info`` into the student's record (made if new); the room is touched."""
         with self._lock:
-            room = self._rooms[code]
-            room.students[student] = {**room.students.get(student, {}), **info, "seen": time.time()}
+            room = self._live(code)
+            room.students[student] = {**room.students.get(student, {}), **info}
             room.touched = time.time()
+
+    def forget(self, code: str, students: list[str]) -> None:
+        with self._lock:
+            room = self._rooms.get(code)
+            for student in students if room else ():
+                room.students.pop(student, None)
 
     def students(self, code: str) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -193,144 +237,28 @@ class MemoryBus:
         """Count one more hit on ``key``; how many in the last ``window`` seconds."""
         now = time.time()
         with self._lock:
+            self._hits += 1
+            if self._hits % 1000 == 0:  # forget the keys nobody hit lately (many addresses)
+                self._rates = {k: v for k, v in self._rates.items() if v and now - v[-1] < 3600}
+                self._marks = {k: v for k, v in self._marks.items() if v[1] > now}
             recent = self._rates.setdefault(key, deque())
             while recent and now - recent[0] > window:
                 recent.popleft()
             recent.append(now)
             return len(recent)
 
+    def mark(self, key: str, value: float, ttl: float) -> None:
+        """Remember ``value`` under ``key`` for ``ttl`` seconds."""
+        with self._lock:
+            self._marks[key] = (value, time.time() + ttl)
+
+    def marked(self, key: str) -> float | None:
+        with self._lock:
+            value, until = self._marks.get(key, (None, 0.0))
+            return value if until > time.time() else None
+
     def listen(self) -> None:
         pass  # the hub hears every append directly
 
     def close(self) -> None:
         pass
-
-
-class RedisBus:
-    """Rooms in Redis, shared by every process that uses the same server."""
-
-    shared = True
-
-    def __init__(self, url: str, ttl: float) -> None:
-        import redis
-
-        from hunyuan_webui.cache.layers import _split_ttl
-
-        self.ttl = ttl
-        self.hub = Hub()
-        self.client = redis.Redis.from_url(_split_ttl(url)[0], decode_responses=True,
-                                           socket_timeout=5, socket_connect_timeout=3)
-        self._thread: threading.Thread | None = None
-        self._closed = threading.Event()
-        self._subscribed = threading.Event()
-        self._lock = threading.Lock()
-
-    def _key(self, code: str, part: str) -> str:
-        return f"{PREFIX}{code}:{part}"
-
-    def _keys(self, code: str) -> list[str]:
-        return [self._key(code, p) for p in ("meta", "log", "students", "claims", "counters")]
-
-    def _refresh(self, code: str) -> None:
-        seconds = max(1, int(self.ttl))
-        pipe = self.client.pipeline()
-        for key in self._keys(code):
-            pipe.expire(key, seconds)
-        pipe.zadd(PREFIX + "rooms", {code: time.time()})
-        pipe.execute()
-
-    def create(self, code: str, meta: dict[str, Any]) -> bool:
-        if not self.client.set(self._key(code, "meta"), json.dumps(meta), nx=True,
-                               ex=max(1, int(self.ttl))):
-            return False
-        self.client.zadd(PREFIX + "rooms", {code: time.time()})
-        return True
-
-    def room_count(self) -> int:
-        self.client.zremrangebyscore(PREFIX + "rooms", 0, time.time() - self.ttl)
-        return int(self.client.zcard(PREFIX + "rooms"))
-
-    def meta(self, code: str) -> dict[str, Any] | None:
-        raw = self.client.get(self._key(code, "meta"))
-        return json.loads(raw) if raw else None
-
-    def touch(self, code: str) -> None:
-        self._refresh(code)
-
-    def append(self, code: str, event: Event) -> int:
-        seq = int(self.client.rpush(self._key(code, "log"), json.dumps(event)))
-        self.client.publish(CHANNEL, json.dumps({"code": code, "seq": seq, "event": event}))
-        if seq == 1 or seq % 20 == 0:
-            self._refresh(code)
-        return seq
-
-    def publish(self, code: str, event: Event) -> None:
-        self.client.publish(CHANNEL, json.dumps({"code": code, "seq": None, "event": event}))
-
-    def since(self, code: str, after: int) -> list[tuple[int, Event]]:
-        raw = self.client.lrange(self._key(code, "log"), after, -1)
-        return [(after + i + 1, json.loads(item)) for i, item in enumerate(raw)]
-
-    def length(self, code: str) -> int:
-        return int(self.client.llen(self._key(code, "log")))
-
-    def claim(self, code: str, key: str) -> bool:
-        added = self.client.sadd(self._key(code, "claims"), key)
-        return bool(added)
-
-    def release(self, code: str, key: str) -> None:
-        self.client.srem(self._key(code, "claims"), key)
-
-    def add(self, code: str, counter: str, by: int = 1) -> int:
-        return int(self.client.hincrby(self._key(code, "counters"), counter, by))
-
-    def counters(self, code: str) -> dict[str, int]:
-        return {k: int(v) for k, v in self.client.hgetall(self._key(code, "counters")).items()}
-
-    def see(self, code: str, student: str, info: dict[str, Any]) -> None:
-        key = self._key(code, "students")
-        old = self.client.hget(key, student)
-        merged = {**(json.loads(old) if old else {}), **info, "seen": time.time()}
-        self.client.hset(key, student, json.dumps(merged))
-        self._refresh(code)
-
-    def students(self, code: str) -> dict[str, dict[str, Any]]:
-        raw = self.client.hgetall(self._key(code, "students"))
-        return {k: json.loads(v) for k, v in raw.items()}
-
-    def hits(self, key: str, window: float) -> int:
-        name = f"{PREFIX}rate:{key}:{int(time.time() // window)}"
-        pipe = self.client.pipeline()
-        pipe.incr(name)
-        pipe.expire(name, max(1, int(window) * 2))
-        return int(pipe.execute()[0])
-
-    def listen(self) -> None:
-        """Start reading the channel (once per process), handing events to the hub."""
-        with self._lock:
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._read, name="hymt-class-bus",
-                                                daemon=True)
-                self._thread.start()
-        self._subscribed.wait(5)
-
-    def _read(self) -> None:
-        while not self._closed.is_set():
-            pubsub = self.client.pubsub(ignore_subscribe_messages=True)
-            try:
-                pubsub.subscribe(CHANNEL)
-                self._subscribed.set()
-                while not self._closed.is_set():
-                    message = pubsub.get_message(timeout=1.0)
-                    if message and message.get("type") == "message":
-                        data = json.loads(message["data"])
-                        self.hub.deliver(data["code"], data["seq"], data["event"])
-            except Exception as exc:  # Redis away: listeners read the log when it is back
-                log.warning("class rooms: the Redis channel failed (%s); retrying", exc)
-                self._closed.wait(1.0)
-            finally:
-                with contextlib.suppress(Exception):
-                    pubsub.close()
-
-    def close(self) -> None:
-        self._closed.set()

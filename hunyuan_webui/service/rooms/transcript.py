@@ -1,7 +1,10 @@
 """A class's lesson as a transcript: every sentence with its translations, and the questions.
 
 Built from a room's log (:mod:`hunyuan_webui.service.rooms`) as plain text (each sentence, then
-one line per language), CSV (a column per language, for a spreadsheet) or Markdown (a table).
+one line per language), CSV (a column per language, for a spreadsheet: UTF-8 with a byte order
+mark, which is what makes Excel read Chinese and Arabic as such), Markdown (a table) or a Word
+document (``docx``: the sentence, then each language's translation, in a table made by the
+project's own Word writer, :func:`hunyuan_webui.files.bilingual.docx_bytes`).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ from typing import Any
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.files import formulas
+from hunyuan_webui.files import bilingual, formulas
 
 FORMATS = {"txt": "text/plain; charset=utf-8", "csv": "text/csv; charset=utf-8",
-           "md": "text/markdown; charset=utf-8"}
+           "md": "text/markdown; charset=utf-8",
+           "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document"}
+BOM = "\ufeff"
 
 
 def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -43,7 +48,7 @@ def lesson(events: Sequence[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str,
 
 
 def render(events: Sequence[tuple[int, dict[str, Any]]], fmt: str, teacher_lang: str,
-           title: str = "") -> str:
+           title: str = "") -> str | bytes:
     if fmt not in FORMATS:
         raise InputError(f"Transcript formats: {', '.join(FORMATS)}.")
     rows, langs = lesson(events)
@@ -51,7 +56,7 @@ def render(events: Sequence[tuple[int, dict[str, Any]]], fmt: str, teacher_lang:
     for row in rows:  # a question reaches the teacher translated: that is its teacher column
         if row["type"] == "question" and row.get("translation"):
             row["translations"].setdefault(teacher_lang, row["translation"])
-    return {"txt": _text, "csv": _csv, "md": _markdown}[fmt](rows, langs, title)
+    return {"txt": _text, "csv": _csv, "md": _markdown, "docx": _docx}[fmt](rows, langs, title)
 
 
 def _label(row: dict[str, Any]) -> str:
@@ -93,7 +98,7 @@ def _csv(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
         writer.writerow([_when(row), row["type"] if row["type"] == "question"
                          else row.get("kind", "teacher"), row.get("name") or row.get("who") or "",
                          row["lang"], *(row["translations"].get(c, "") for c in langs)])
-    return buffer.getvalue()
+    return BOM + buffer.getvalue()
 
 
 def _markdown(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
@@ -107,3 +112,18 @@ def _markdown(rows: list[dict[str, Any]], langs: list[str], title: str) -> str:
         out.append(f"| {_when(row)} | {cell(_label(row))} | "
                    + " | ".join(cell(row["translations"].get(c, "")) for c in langs) + " |")
     return "\n".join(out) + "\n"
+
+
+def _docx(rows: list[dict[str, Any]], langs: list[str], title: str) -> bytes:
+    header = ["Time", "", *(f"{_name(c)} ({c})" for c in langs)]
+    rtl = [False, False, *(_rtl(c) for c in langs)]
+    table = [[_when(row), _label(row), *(row["translations"].get(c, "") for c in langs)]
+             for row in rows]
+    return bilingual.docx_bytes(table, header, title=title or "Class transcript", rtl=rtl)
+
+
+def _rtl(code: str) -> bool:
+    try:
+        return languages.get(code).rtl
+    except InputError:
+        return False

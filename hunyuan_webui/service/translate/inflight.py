@@ -43,7 +43,7 @@ class Flight:
 
     def abandoned(self) -> bool:
         """Failed, or every reader left (its sequence is cancelled): not worth joining."""
-        return self._landed.is_set() and (self.stream is None or self.stream.cancelled)
+        return self._landed.is_set() and (self.stream is None or not self.stream.joinable)
 
     def wait(self, timeout: float) -> Stream:
         if not self._landed.wait(timeout):
@@ -112,12 +112,10 @@ class Flights:
         again = []
         for key, flight in joined.items():
             stream = flight.wait(SHARE_WAIT_S)
-            stream.attach()
-            if stream.cancelled:  # its last reader left just before we came: not usable
-                stream.detach()
-                again.append(key)
-            else:
+            if stream.attach():
                 streams[key] = stream
+            else:  # its last reader left just before we came: it ends short, not usable
+                again.append(key)
         return again
 
     def _claim(self, keys: Sequence[str], share: bool

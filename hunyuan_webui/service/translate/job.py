@@ -3,7 +3,11 @@
 :meth:`Translator.start <hunyuan_webui.service.translate.translator.Translator.start>` validates a request
 and returns a :class:`Job`. Iterating it yields :class:`~hunyuan_webui.service.translate.request.Update`
 objects whose ``delta`` strings concatenate to exactly the final text (layout included); the last
-one carries the :class:`~hunyuan_webui.service.translate.request.TranslationResult`. A whole translation is
+one carries the :class:`~hunyuan_webui.service.translate.request.TranslationResult`. An answer the
+checks judged bad once it had ended, after part of it was shown, is taken back: that update is
+``replaced``, its ``text`` the whole text so far, and the deltas after it continue from there.
+A reader that cannot take text back calls :meth:`Job.hold` first: then no answer is shown before
+it is judged whole, and the deltas alone make the text. A whole translation is
 ``job.result()``, derived from the same iteration. How the segments become text is the job's
 strategy (:mod:`hunyuan_webui.service.translate.strategy`).
 """
@@ -21,6 +25,7 @@ from hunyuan_webui import modes
 from hunyuan_webui.detect import Detection
 from hunyuan_webui.errors import CancelledError
 from hunyuan_webui.segment import Document
+from hunyuan_webui.service.checks.watch import Correction
 from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult, Update
 from hunyuan_webui.service.translate.strategy import Reader, Strategy
 
@@ -56,6 +61,12 @@ class Job:
         self._reader.cancelled.set()
         self._reader.release()
 
+    def hold(self) -> Job:
+        """Show no answer before it is judged whole, so that no update is ever ``replaced``: for
+        readers that cannot take text back (a terminal, an OpenAI-style stream)."""
+        self._reader.takes_back = False
+        return self
+
     def prime(self) -> Job:
         """Look the segments up in the cache and submit the first ones now, without reading.
 
@@ -80,6 +91,14 @@ class Job:
         spans: dict[int, list[int]] = {}
         try:
             for delta, index, translated in self.strategy.pieces():
+                if isinstance(delta, Correction):  # this segment's text, taken back whole
+                    start = spans.get(index, [at])[0]
+                    out = ["".join(out)[:start] + delta]
+                    at = len(out[0])
+                    spans[index] = [start, at]
+                    yield Update("", out[0], index, total, replaced=True,
+                                 warnings=tuple(self.strategy.warnings))
+                    continue
                 if translated and self.first_token_at is None:
                     self.first_token_at = time.perf_counter()
                 if translated:

@@ -87,3 +87,7 @@ class Update:
     done_segments: int
     total_segments: int
     result: TranslationResult | None = None  # set on the last update only
+    # The answers' checks took back text already given: ``text`` replaces everything so far
+    # (``delta`` is empty), and ``warnings`` are the marked segments' so far.
+    replaced: bool = False
+    warnings: tuple[dict[str, Any], ...] = ()

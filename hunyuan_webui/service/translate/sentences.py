@@ -15,7 +15,7 @@ from typing import Any
 from hunyuan_webui import languages
 from hunyuan_webui.engine import Stream
 from hunyuan_webui.errors import BusyError
-from hunyuan_webui.service.checks.watch import GuardedSegment
+from hunyuan_webui.service.checks.watch import Correction, GuardedSegment
 from hunyuan_webui.service.translate.strategy import Strategy
 
 BUSY_RETRY_S = 60.0  # how long a long document waits for room before giving up
@@ -71,7 +71,7 @@ class Sentences(Strategy):
                 yield self._cached[index], index, True
             else:
                 for chunk in self._read(index):
-                    if chunk:
+                    if chunk or isinstance(chunk, Correction):
                         last = chunk[-1:]
                         yield chunk, index, True
             if self.reader.cancelled.is_set():
@@ -98,8 +98,8 @@ class Sentences(Strategy):
         todo = [i for i in range(end) if i not in self._cached and i not in self._streams]
         for i in [i for i in todo if self._keys[i] in self._by_key]:
             stream = self._by_key[self._keys[i]]
-            stream.attach()
-            self._streams[i] = self.reader.hold(stream)
+            if stream.attach():  # else a guard left it and it was cancelled: submitted afresh
+                self._streams[i] = self.reader.hold(stream)
         todo = [i for i in todo if i not in self._streams]
         if not todo:
             return

@@ -28,11 +28,18 @@ class Reader:
     def __init__(self, backend: Backend) -> None:
         self.backend = backend
         self.cancelled = threading.Event()
-        self._streams: list[Stream] = []
+        # Whether text shown may later be replaced (the guards' corrections); a reader that
+        # cannot take text back holds every answer until it is judged whole (Job.hold).
+        self.takes_back = True
+        self._streams: list[Stream] = []  # attached, until release() or drop()
+        self._read: list[Stream] = []  # every one ever held, for the usage
+        self._lock = threading.Lock()  # release() may come from another thread than drop()
 
     def hold(self, stream: Stream) -> Stream:
         """Keep an attached stream until :meth:`release`."""
-        self._streams.append(stream)
+        with self._lock:
+            self._streams.append(stream)
+            self._read.append(stream)
         return stream
 
     def submit(self, engine: Engine, prompts: Sequence[str],
@@ -51,13 +58,25 @@ class Reader:
             if chunk:
                 yield chunk
 
+    def drop(self, stream: Stream) -> None:
+        """Stop reading ``stream`` (a guard stopped its answer): detached now, so its sequence is
+        cancelled unless another request still reads it (and gets its whole answer)."""
+        with self._lock:
+            at = next((i for i, held in enumerate(self._streams) if held is stream), None)
+            if at is None:
+                return  # released already
+            del self._streams[at]
+        stream.detach()
+
     def streams(self) -> list[Stream]:
         """Each distinct sequence read so far."""
-        return list({id(s): s for s in self._streams}.values())
+        with self._lock:
+            return list({id(s): s for s in self._read}.values())
 
     def release(self) -> None:
         """Detach from every sequence: those no other reader shares are cancelled."""
-        streams, self._streams = self._streams, []
+        with self._lock:
+            streams, self._streams = self._streams, []
         for stream in streams:
             stream.detach()
 

@@ -12,8 +12,19 @@ Plain HTML, CSS and JavaScript (``static/``), not Gradio: a student's phone load
   :mod:`hunyuan_webui.speech`, writes it down and its sentences are posted like typed ones).
 
 The JSON routes under ``/class/api`` are thin: :class:`~hunyuan_webui.service.rooms.Rooms` does
-the work, and :mod:`hunyuan_webui.web.room_stream` writes the event streams. The Gatekeeper
-treats all of it like the page (:func:`hunyuan_webui.web.guards.access.route_kind`).
+the work, and :mod:`~hunyuan_webui.web.classroom.stream` writes the event streams. The Gatekeeper
+treats all of it like the page (:func:`hunyuan_webui.web.guards.access.route_kind`); with
+``--auth``, only a signed-in user (or an API key) opens a class, while students join without one.
+Every route that takes a code counts a wrong one against the caller's address
+(:mod:`~hunyuan_webui.service.rooms.gate`).
+
+The teacher's routes (the secret in ``X-Class-Key``, or ``?key=``), all under
+``/class/api/rooms/{code}``: ``POST sentences`` (``{"sentences": [...], "delayed": [...]}``),
+``POST questions/{qid}/show``, ``GET stats``, ``GET transcript?format=txt|csv|md|docx``,
+``POST end``, ``POST lock``, ``POST unlock``, ``POST pause``, ``POST resume``, ``POST clear``
+(each answers the room's state ``{"code", "locked", "paused", "ended"}``), ``GET students`` and
+``DELETE students/{student}``. Refusals are ``{"error": {"code", "message"}}`` with the codes of
+:mod:`hunyuan_webui.service.rooms.errors`.
 """
 
 from __future__ import annotations
@@ -31,15 +42,22 @@ from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError, ModelLoadError
 from hunyuan_webui.service.rooms import Rooms, normalize_code
 from hunyuan_webui.service.rooms import transcript as room_transcript
+from hunyuan_webui.service.rooms.errors import SignInRequiredError
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import fonts
+from hunyuan_webui.web.classroom import edit_routes
+from hunyuan_webui.web.classroom import text as page_text
 from hunyuan_webui.web.classroom.stream import events
+from hunyuan_webui.web.guards.access import ui_auth
 
 PREFIX = "/class"
 STATIC = Path(__file__).resolve().parent / "static"
-ASSETS = {"class.js": "text/javascript; charset=utf-8", "class.css": "text/css; charset=utf-8"}
+JS, CSS = "text/javascript; charset=utf-8", "text/css; charset=utf-8"
+ASSETS = {"class.css": CSS, "class-common.js": JS, "class-start.js": JS,
+          "class-student.js": JS, "class-teacher.js": JS}
+VIEWS = ("start", "student", "teacher")  # each view's script is class-<view>.js
 KEY_HEADER = "x-class-key"
 
 
@@ -63,16 +81,18 @@ class Question(BaseModel):
     text: str = Field(..., max_length=10_000)
 
 
-def shell(view: str, code: str = "") -> str:
-    """The page every view shares: class.js builds it (in the browser's language)."""
+def shell(view: str, code: str = "", demo: bool = False) -> str:
+    """The page every view shares: class-common.js and the view's own script build it, in the
+    reader's language (static/i18n/); ``demo``: the demo model runs (every page says so)."""
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            "<title>Class · Hunyuan-MT</title>"
+            "<title>Hunyuan-MT</title>"
             f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/class.css\">"
             f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/live/speech.css\"></head>"
-            f"<body><main id=\"app\" data-view=\"{html.escape(view)}\" "
+            f"<body><main id=\"app\" data-view=\"{view}\" data-demo=\"{int(demo)}\" "
             f"data-code=\"{html.escape(code)}\" data-prefix=\"{PREFIX}\"></main>"
-            f"<script src=\"{PREFIX}/static/class.js\" defer></script>"
+            f"<script src=\"{PREFIX}/static/class-common.js\" defer></script>"
+            f"<script src=\"{PREFIX}/static/class-{view}.js\" defer></script>"
             + "".join(f"<script src=\"{PREFIX}/static/live/{name}\" defer></script>"
                       for name in ("live-words.js", "capture.js", "speech.js"))  # speech.py
             + "</body></html>")
@@ -106,19 +126,42 @@ def _key(request: Request) -> str | None:
     return request.headers.get(KEY_HEADER) or request.query_params.get("key")
 
 
+def _address(request: Request) -> str:
+    """The caller's address: the socket's peer (a proxy's word for it only with
+    --forwarded-allow-ips)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _owner(request: Request, login_required: bool) -> str:
+    """Whose class a new one is: the signed-in user, else the API key, else the address. With
+    --auth, someone signed in (or a key) is required."""
+    login = request.scope.get("state", {}).get("login")
+    caller = getattr(request.state, "caller", None)
+    if login:
+        return f"user:{login}"
+    if caller is not None and getattr(caller, "kind", "") == "key":
+        return f"key:{caller.key_id}"
+    if login_required:
+        raise SignInRequiredError("Sign in on this translator's page first: only a signed-in "
+                                  "teacher can start a class here.")
+    return f"addr:{_address(request)}"
+
+
 def create_router(rooms: Rooms, settings: Settings, speech: Speech | None = None) -> APIRouter:
     router = APIRouter(tags=["class"], include_in_schema=False)
-    _pages(router)
+    _pages(router, demo=bool(getattr(getattr(rooms.translator, "spec", None), "demo", False)))
     api = f"{PREFIX}/api"
+    login_required = ui_auth(settings) is not None
 
     @router.get(f"{api}/languages")
     def language_list() -> list[dict[str, Any]]:
         return [{"code": lang.code, "english": lang.english, "chinese": lang.chinese,
-                 "autonym": lang.autonym, "rtl": lang.rtl} for lang in languages.LANGUAGES]
+                 "autonym": lang.autonym, "rtl": lang.rtl, "tag": page_text.tag(lang.code)}
+                for lang in languages.LANGUAGES]
 
     @router.post(f"{api}/rooms")
     def create(body: NewRoom, request: Request) -> dict[str, Any]:
-        room = rooms.create(body.lang, body.title)
+        room = rooms.create(body.lang, body.title, _owner(request, login_required))
         code, base = room["code"], join_base(request, settings)
         return {**room, "lang": languages.normalize(body.lang),
                 "join_url": f"{base}{PREFIX}/{code}",
@@ -127,35 +170,36 @@ def create_router(rooms: Rooms, settings: Settings, speech: Speech | None = None
 
     @router.get(f"{api}/rooms/{{code}}")
     def info(code: str, request: Request) -> dict[str, Any]:
-        room = rooms.public(code)
+        room = rooms.public(code, _address(request))
         return {**room, "join_url": f"{join_base(request, settings)}{PREFIX}/{room['code']}"}
 
     @router.get(f"{api}/rooms/{{code}}/qr.svg")
     def qr(code: str, request: Request) -> Response:
-        room = rooms.public(code)
+        room = rooms.public(code, _address(request))
         svg = qr_svg(f"{join_base(request, settings)}{PREFIX}/{room['code']}")
         return Response(svg, media_type="image/svg+xml",
                         headers={"Cache-Control": "private, max-age=3600"})
 
     @router.post(f"{api}/rooms/{{code}}/join")
-    def join(code: str, body: Join) -> dict[str, Any]:
-        student = rooms.join(code, body.lang, body.name, body.student)
+    def join(code: str, body: Join, request: Request) -> dict[str, Any]:
+        student = rooms.join(code, body.lang, body.name, body.student, _address(request))
         return {"student": student, "code": normalize_code(code),
                 "lang": languages.normalize(body.lang)}
 
     @router.get(f"{api}/rooms/{{code}}/events")
     async def stream(code: str, request: Request) -> StreamingResponse:
         return StreamingResponse(
-            await events(rooms, request, normalize_code(code), _key(request)),
+            await events(rooms, request, normalize_code(code), _key(request), _address(request)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
     @router.post(f"{api}/rooms/{{code}}/questions")
-    def ask(code: str, body: Question) -> dict[str, Any]:
-        event = rooms.ask(code, body.student, body.text)
+    def ask(code: str, body: Question, request: Request) -> dict[str, Any]:
+        event = rooms.ask(code, body.student, body.text, _address(request))
         return {"qid": event["qid"], "text": event["text"]}
 
     _teacher_routes(router, rooms)
+    edit_routes.add_routes(router, rooms, _key, _address)
     _speech_routes(router, rooms, speech)
     return router
 
@@ -183,37 +227,76 @@ def _speech_routes(router: APIRouter, rooms: Rooms, speech: Speech | None) -> No
 
 def _teacher_routes(router: APIRouter, rooms: Rooms) -> None:
     """What only the teacher's secret may do."""
-    api = f"{PREFIX}/api"
+    api = f"{PREFIX}/api/rooms/{{code}}"
 
-    @router.post(f"{api}/rooms/{{code}}/sentences")
+    @router.post(f"{api}/sentences")
     def post(code: str, body: Post, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.post(code, _key(request), body.text)}
+        return rooms.send(code, _key(request), body.text, _address(request))
 
-    @router.post(f"{api}/rooms/{{code}}/questions/{{qid}}/show")
+    @router.post(f"{api}/questions/{{qid}}/show")
     def show(code: str, qid: int, request: Request) -> dict[str, Any]:
-        return {"sentences": rooms.show(code, _key(request), qid)}
+        return {"sentences": rooms.show(code, _key(request), qid, _address(request))}
 
-    @router.get(f"{api}/rooms/{{code}}/stats")
+    @router.get(f"{api}/stats")
     def stats(code: str, request: Request) -> dict[str, Any]:
-        meta = rooms.teacher(code, _key(request))
+        meta = rooms.teacher(code, _key(request), _address(request))
         return {"code": meta["code"], **rooms.stats(meta["code"])}
 
-    @router.get(f"{api}/rooms/{{code}}/transcript")
-    def transcript(code: str, request: Request, format: str = "txt") -> PlainTextResponse:
-        meta = rooms.teacher(code, _key(request))
+    @router.get(f"{api}/transcript")
+    def transcript(code: str, request: Request, format: str = "txt") -> Response:
+        meta = rooms.teacher(code, _key(request), _address(request))
         if format not in room_transcript.FORMATS:
             raise InputError(f"Transcript formats: {', '.join(room_transcript.FORMATS)}.")
         body = room_transcript.render(rooms.history(meta["code"]), format, meta["lang"],
                                       meta["title"])
         name = f"class-{meta['code']}.{format}"
-        return PlainTextResponse(body, media_type=room_transcript.FORMATS[format],
-                                 headers={"Content-Disposition": f"attachment; filename={name}"})
+        return Response(body, media_type=room_transcript.FORMATS[format],
+                        headers={"Content-Disposition": f"attachment; filename={name}"})
+
+    _control_routes(router, rooms, api)
 
 
-def _pages(router: APIRouter) -> None:
+def _control_routes(router: APIRouter, rooms: Rooms, api: str) -> None:
+    """End, lock, pause, clear, and the students (to remove one): each answers the room's
+    state."""
+    for action, control in (("end", rooms.end), ("clear", rooms.clear),
+                            ("lock", lambda c, k, a: rooms.lock(c, k, True, a)),
+                            ("unlock", lambda c, k, a: rooms.lock(c, k, False, a)),
+                            ("pause", lambda c, k, a: rooms.pause(c, k, True, a)),
+                            ("resume", lambda c, k, a: rooms.pause(c, k, False, a))):
+        router.add_api_route(f"{api}/{action}", _acting(control), methods=["POST"],
+                             name=f"class_{action}")
+
+    @router.get(f"{api}/students")
+    def students(code: str, request: Request) -> list[dict[str, Any]]:
+        return rooms.roster(code, _key(request), _address(request))
+
+    @router.delete(f"{api}/students/{{student}}")
+    def remove(code: str, student: str, request: Request) -> dict[str, Any]:
+        return rooms.remove(code, _key(request), student, _address(request))
+
+
+def _acting(control: Any) -> Any:
+    """A route for one control: the code in the path, the teacher's key in the request."""
+    def act(code: str, request: Request) -> dict[str, Any]:
+        return control(code, _key(request), _address(request))
+
+    return act
+
+
+def _pages(router: APIRouter, demo: bool) -> None:
     @router.get(PREFIX)
     def start() -> HTMLResponse:
-        return HTMLResponse(shell("start"))
+        return HTMLResponse(shell("start", demo=demo))
+
+    @router.get(f"{PREFIX}/static/i18n/{{name}}")
+    def words(name: str) -> Response:
+        """A page's words in one language (``fr.json``): the table a translator corrects."""
+        code = name.removesuffix(".json")
+        if not name.endswith(".json") or code not in page_text.CODES:
+            return PlainTextResponse("Not found", status_code=404)
+        return Response(page_text.raw(code), media_type="application/json; charset=utf-8",
+                        headers={"Cache-Control": "public, max-age=300"})
 
     @router.get(f"{PREFIX}/static/{{name}}")
     def asset(name: str) -> Response:
@@ -228,8 +311,8 @@ def _pages(router: APIRouter) -> None:
 
     @router.get(f"{PREFIX}/teach/{{code}}")
     def teacher(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("teacher", normalize_code(code)))
+        return HTMLResponse(shell("teacher", normalize_code(code), demo))
 
     @router.get(f"{PREFIX}/{{code}}")
     def student(code: str) -> HTMLResponse:
-        return HTMLResponse(shell("student", normalize_code(code)))
+        return HTMLResponse(shell("student", normalize_code(code), demo))

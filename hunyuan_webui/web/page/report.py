@@ -58,10 +58,14 @@ def last_run_markdown(result: TranslationResult, lang: str = "en", parts: int = 
 def guard_notice(result: TranslationResult, lang: str = "en") -> str:
     """The short notice beside an answer a guard marked: what looks wrong, and in which parts."""
     kinds = list(dict.fromkeys(w["guard"] for w in result.warnings))
-    what = ", ".join(say(lang, f"guard_{kind}", name=language_name(
-        lang, next((w["detected"] for w in result.warnings if w["guard"] == kind
-                    and w.get("detected")), result.source_lang)))
-        for kind in kinds)
+
+    def first(kind: str, field: str, default: str) -> str:
+        return next((w[field] for w in result.warnings if w["guard"] == kind and w.get(field)),
+                    default)
+
+    what = ", ".join(say(lang, f"guard_{kind}", missing=first(kind, "missing", ""),
+                         name=language_name(lang, first(kind, "detected", result.source_lang)))
+                     for kind in kinds)
     return say(lang, "guard_marked", what=what, n=len(result.warnings))
 
 

@@ -254,6 +254,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "it repeats the source",
         "guard_loop": "it repeated itself and was cut",
         "guard_length": "it ran far too long and was cut",
+        "guard_half": "part of it is still in {name}",
+        "guard_empty": "the answer was empty",
+        "guard_truncated": "it stopped short",
+        "guard_number": "a number of the source ({missing}) is not in it",
+        "guard_url": "an address of the source ({missing}) is not in it",
+        "guard_code": "code of the source ({missing}) is not in it",
         # Sentence highlight (the sentence view under the boxes: web/page/aligned.py)
         "sentences_title": "Sentence by sentence: point at or tap a sentence to mark its "
                            "counterpart",
@@ -323,6 +329,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "guard_copy": "与原文相同",
         "guard_loop": "出现重复，已截断",
         "guard_length": "过长，已截断",
+        "guard_half": "部分内容仍是{name}",
+        "guard_empty": "译文为空",
+        "guard_truncated": "译文不完整",
+        "guard_number": "缺少原文中的数字（{missing}）",
+        "guard_url": "缺少原文中的地址（{missing}）",
+        "guard_code": "缺少原文中的代码（{missing}）",
         # Sentence highlight
         "sentences_title": "逐句对照：指向或点按一个句子，即可标出与它对应的句子",
         # -- 短语本、其他译法和术语表报告 --

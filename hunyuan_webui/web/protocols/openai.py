@@ -231,7 +231,8 @@ async def _serve_translation(translator: Translator, ask: _Ask,
     ask.charge(len(wanted.text))
     stop = StopText(ask.body.stops())
     # User errors are plain 4xx answers, raised here before any output.
-    job = await anyio.to_thread.run_sync(translator.start, wanted)
+    # A chat stream cannot take text back: each answer is shown once it is judged whole.
+    job = (await anyio.to_thread.run_sync(translator.start, wanted)).hold()
     if ask.body.stream:
         return _sse(_translation_chunks(job, ask.answer, stop, ask.include_usage, ask.request),
                     job.cancel)

@@ -55,7 +55,9 @@ def create_router(translator: Translator, metrics: Metrics, access: AccessContro
     @router.post("/v1/translate")
     async def translate(body: TranslateBody, request: Request, who: CallerDep) -> Any:
         """Translate one text or a list; ``"stream": true`` answers with Server-Sent Events:
-        ``{"delta": str}`` per chunk, then ``{"done": true, ...the complete response}``."""
+        ``{"delta": str}`` per chunk, ``{"replace": str, "warnings": [...]}`` when the answer
+        checks took back what was sent (the whole text so far, which the next deltas continue),
+        then ``{"done": true, ...the complete response}``."""
         texts = body.text if isinstance(body.text, list) else [body.text]
         if not texts or len(texts) > MAX_LIST_ITEMS:
             raise InputError(f"Send between 1 and {MAX_LIST_ITEMS} texts.")
@@ -118,6 +120,12 @@ async def _sse(text: LongText, request: Request, metrics: Metrics,
     # Starlette's StreamingResponse notices a disconnect itself and (usually) cancels this generator.
     try:
         async for updates in text.updates():
+            replaced = next((i for i in range(len(updates) - 1, -1, -1)
+                             if updates[i].replaced), None)
+            if replaced is not None:  # the answer checks took back text already sent
+                yield sse_event({"replace": updates[replaced].text,
+                                 "warnings": [dict(w) for w in updates[replaced].warnings]})
+                updates = updates[replaced + 1:] or updates[-1:]
             delta = "".join(u.delta for u in updates)
             if delta:
                 yield sse_event({"delta": delta})
