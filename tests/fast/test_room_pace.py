@@ -57,7 +57,7 @@ def room(langs: list[str]) -> tuple[Rooms, str, list[dict]]:
     code = "123456"
     rooms.bus.create(code, {"code": code, "lang": "zh", "title": "", "key": "x"})
     for i, lang in enumerate(langs):
-        rooms.bus.see(code, f"s{i}", {"lang": lang})
+        rooms.bus.see(code, f"s{i}", {"lang": lang, "seen": time.time()})
     published: list[dict] = []
     publish = rooms.bus.publish
     rooms.bus.publish = lambda c, e: (published.append(e), publish(c, e))  # type: ignore
