@@ -230,10 +230,18 @@
     });
   }
 
+  // -- the teacher: a link to the projector's captions (in the class pages' #captions-slot) -------
+  function captionsLink() {
+    const slot = document.getElementById("captions-slot");
+    if (!slot || slot.dataset.mounted) return;
+    slot.dataset.mounted = "1";
+    slot.append(el("a", { id: "captions-link", href: `${P}/${encodeURIComponent(CODE)}/captions`, target: "_blank", rel: "noopener", text: W()("captionsName") }));
+  }
+
   if (VIEW === "teacher") {
     const tryMount = () => {
       const slot = document.getElementById("speech-slot");
-      if (slot && !slot.dataset.mounted) { slot.dataset.mounted = "1"; teacherPanel(slot); return true; }
+      if (slot && !slot.dataset.mounted) { slot.dataset.mounted = "1"; teacherPanel(slot); captionsLink(); return true; }
       return false;
     };
     if (!tryMount()) {
