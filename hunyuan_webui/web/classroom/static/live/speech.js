@@ -32,7 +32,8 @@
     try { return (JSON.parse(localStorage.getItem("hymt-class-" + CODE) || "null") || {}).lang || ""; }
     catch (x) { return ""; }
   };
-  fetch(`${API}/rooms/${CODE}`).then((r) => r.json()).then((room) => { state.room = room; }).catch(() => {});
+  // Only the teacher's page asks (a student's page, or a mistyped code, costs the room's lookups nothing).
+  if (VIEW === "teacher" && CODE) fetch(`${API}/rooms/${CODE}`).then((r) => r.json()).then((room) => { state.room = room; }).catch(() => {});
 
   // -- the draft line: the words being spoken ---------------------------------------------------
   function draftLine() {
