@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from hunyuan_webui.demo.voices import speak
+from hunyuan_webui.engine.base import EngineState
 from hunyuan_webui.service.rooms import RoomLimits, Rooms
 from hunyuan_webui.service.speech import RoomSpeech
 from hunyuan_webui.speech import Recognition, Recognizer
@@ -69,7 +70,10 @@ def feed(session, seq: int, chunk: bytes) -> None:
 
 
 def test_two_hours_of_microphone_keep_memory_flat() -> None:
-    nobody = SimpleNamespace(settings=SimpleNamespace(segments_in_flight=lambda: 4))
+    # No translator: the engine is still loading, so the sentences are logged and wait (delayed).
+    loading = SimpleNamespace(state=EngineState.LOADING, reason="")
+    nobody = SimpleNamespace(settings=SimpleNamespace(segments_in_flight=lambda: 4),
+                             engine=SimpleNamespace(status=lambda: loading))
     rooms = Rooms(nobody, limits=RoomLimits(posts_per_minute=100_000))  # type: ignore[arg-type]
     made = rooms.create("en")
     code, key = made["code"], made["key"]

@@ -12,8 +12,8 @@
 - ``WS /class/api/dictate?lang=..``: the same frames from the translator's page, no class: the
   text comes back (``draft``, ``final``) to fill its text box. Under the page's access policy
   (the Gatekeeper treats ``/class`` as the page; with ``--auth``, a signed-in visitor).
-- ``POST /class/api/rooms/{code}/sentences/{sid}/correct`` ``{"text"}``: the teacher fixes a
-  sentence (:mod:`hunyuan_webui.service.speech.corrections`).
+- The teacher's fix of a sentence heard wrong is the rooms' own ``POST
+  /class/api/rooms/{code}/sentences/{sid}/correct`` (``edit_routes.py``): speech.js calls it.
 - ``GET /class/{code}/captions?lang=en,fr``: captions for a projector or OBS (read-only, no key).
 - ``GET /class/static/live/{name}``: this module's scripts and styles.
 
@@ -37,12 +37,10 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
-from pydantic import BaseModel, Field
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from hunyuan_webui.errors import AuthError, InputError, TranslatorError
 from hunyuan_webui.service.rooms import normalize_code
-from hunyuan_webui.service.speech import corrections
 from hunyuan_webui.service.speech.session import PUT_DEADLINE_S, Behind
 from hunyuan_webui.speech import Draft
 from hunyuan_webui.web import speech_words
@@ -59,10 +57,6 @@ ACK_EVERY = 5  # frames
 DICTATION_S = 300.0  # one dictation's sound at most (then the page starts another)
 
 router = APIRouter(tags=["class"], include_in_schema=False)
-
-
-class Correction(BaseModel):
-    text: str = Field(..., max_length=100_000)
 
 
 def _key(conn: Request | WebSocket) -> str | None:
@@ -243,13 +237,6 @@ def _page_visitor(websocket: WebSocket) -> None:
         raise AuthError("Sign in on the translator's page first.")
     access.count(access.page_caller(SimpleNamespace(
         state=SimpleNamespace(caller=caller), client=websocket.client, username=login)))
-
-
-# -- the teacher fixes a sentence ----------------------------------------------------------------------
-@router.post(f"{API}/rooms/{{code}}/sentences/{{sid}}/correct")
-def correct(code: str, sid: int, body: Correction, request: Request) -> dict[str, Any]:
-    rooms = request.app.state.rooms
-    return {"languages": corrections.correct(rooms, code, _key(request), sid, body.text)}
 
 
 # -- captions, and this module's files ---------------------------------------------------------------
