@@ -25,7 +25,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from hunyuan_webui import library
+from hunyuan_webui import library, tls
 from hunyuan_webui import settings as settings_mod
 from hunyuan_webui.choice import choose
 from hunyuan_webui.cli_help import app_parser
@@ -35,6 +35,7 @@ from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.rooms import Rooms
+from hunyuan_webui.service.speech import RoomSpeech
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech import Speech
 from hunyuan_webui.speech_choice import build_speech, choose_speech
@@ -42,6 +43,7 @@ from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web import api, fonts
 from hunyuan_webui.web.classroom import PAGE_PREFIXES
 from hunyuan_webui.web.classroom import routes as rooms
+from hunyuan_webui.web.classroom import speech as class_speech
 from hunyuan_webui.web.guards.access import AccessControl, LoginThrottle, ui_auth
 from hunyuan_webui.web.guards.compression import PageCompression
 from hunyuan_webui.web.guards.gatekeeper import Gatekeeper
@@ -87,6 +89,10 @@ def create_app(settings: Settings, translator: Translator | None = None,
     speech = speech or build_speech(settings)  # loads beside the translator
     app = api.create_api(translator, settings, access=access, guards=guards, speech=speech)
     rooms.mount(app, Rooms.from_settings(translator, settings), settings)  # a class: web/classroom/
+    # The teacher's microphone, captions, dictation: web/classroom/speech.py.
+    app.state.room_speech = RoomSpeech(app.state.rooms, speech,
+                                       drafts=settings.speech_draft_translations)
+    app.include_router(class_speech.router)
     demo = build_ui(translator, banner, access=access, files=files, speech=speech)
     # Gradio keeps a copy of the whole page's configuration per session (~0.2 MB here), for up to
     # 10,000 sessions, and every API call without a session is a new one: the classroom soak saw
@@ -116,6 +122,7 @@ class Server:
     """uvicorn in a background thread: used by ``main`` and by the tests."""
 
     def __init__(self, app: FastAPI, settings: Settings) -> None:
+        self.tls = tls.files(settings.https, settings.ssl_certfile, settings.ssl_keyfile)
         config = uvicorn.Config(app, host=settings.host, port=settings.port,
                                 root_path=settings.root_path, log_level=settings.log_level,
                                 timeout_graceful_shutdown=3, access_log=False,
@@ -123,10 +130,17 @@ class Server:
                                 proxy_headers=False, forwarded_allow_ips="",
                                 http=slow_client_protocol(settings.header_timeout,
                                                           settings.body_timeout,
-                                                          settings.body_min_rate))
+                                                          settings.body_min_rate),
+                                # The teacher's microphone (web/classroom/speech.py): frames
+                                # of 100 ms are 3.2 KB; nothing bigger than a second is taken.
+                                ws="websockets-sansio", ws_max_size=64 * 1024,
+                                ssl_certfile=str(self.tls[0]) if self.tls else None,
+                                ssl_keyfile=str(self.tls[1]) if self.tls else None)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, name="uvicorn", daemon=True)
-        self.url = f"http://{_display_host(settings.host)}:{settings.port}{settings.root_path}"
+        self.scheme = "https" if self.tls else "http"
+        self.url = f"{self.scheme}://{_display_host(settings.host)}:{settings.port}" \
+                   f"{settings.root_path}"
 
     def start(self, timeout: float = 30) -> Server:
         self.thread.start()
@@ -187,6 +201,16 @@ def _report_speech(speech: Speech) -> None:
               "typed)", flush=True)
 
 
+def _report_tls(server: Server, settings: Settings) -> None:
+    """Where HTTPS stands: the microphone of a phone on the LAN needs it."""
+    if server.tls and not settings.ssl_certfile:
+        print(f"HTTPS with this server's own certificate ({server.tls[0]}): browsers warn once; "
+              f"its SHA-256 fingerprint is {tls.fingerprint(server.tls[0])}", flush=True)
+    elif not server.tls and settings.host not in ("127.0.0.1", "localhost", "::1"):
+        print("Plain HTTP: browsers give the microphone only to https:// pages (or localhost); "
+              "start with --https for the teacher's microphone on another machine.", flush=True)
+
+
 def _display_host(host: str) -> str:
     return "127.0.0.1" if host in ("0.0.0.0", "::") else host
 
@@ -237,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{status.device}, {status.dtype}{f': {why}' if why else ''})", flush=True)
         if settings.host in ("0.0.0.0", "::") and (ip := lan_ip()):
             print(f"Hunyuan-MT translator on the LAN (for students): "
-                  f"http://{ip}:{settings.port}{settings.root_path}/", flush=True)
+                  f"{server.scheme}://{ip}:{settings.port}{settings.root_path}/", flush=True)
+        _report_tls(server, settings)
         if teach:
             _open_class(app, server.url, settings, teach)
         _report_speech(app.state.speech)  # after the class's links: a download may take a while
@@ -278,7 +303,8 @@ def _open_class(app: FastAPI, url: str, settings: Settings, lang: str) -> None:
         return
     code = room["code"]
     ip = lan_ip() if settings.host in ("0.0.0.0", "::") else None
-    join = f"http://{ip}:{settings.port}{settings.root_path}" if ip else url
+    scheme = url.partition(":")[0]
+    join = f"{scheme}://{ip}:{settings.port}{settings.root_path}" if ip else url
     print(f"Class open: teacher's page {url}/class/teach/{code}#key={room['key']}", flush=True)
     print(f"Class open: students join at {join}/class/{code} (code {code[:3]} {code[3:]})",
           flush=True)

@@ -98,6 +98,11 @@ class Settings:
                                    group="speech")
     asr_remote_model: str = _opt("whisper-1", "Model name sent to --asr-endpoint.",
                                  group="speech")
+    speech_draft_translations: bool = _opt(True, "While the teacher speaks, translate the "
+                                           "words heard so far into the class's languages as "
+                                           "drafts (never before a finished sentence, at most "
+                                           "twice a second); --no-speech-draft-translations: "
+                                           "drafts in the original only.", group="speech")
     max_audio_bytes: int = _opt(25_000_000, "Largest audio file accepted by the speech routes, "
                                 "in bytes (413 beyond).", group="speech")
     max_audio_seconds: float = _opt(3600.0, "Longest audio file accepted, in seconds (413 "
@@ -169,6 +174,14 @@ class Settings:
     host: str = _opt("127.0.0.1", "Interface to bind; 0.0.0.0 exposes the app to the network.",
                      group="server")
     port: int = _opt(7860, "TCP port.", group="server")
+    https: bool = _opt(False, "Serve HTTPS (browsers give a phone on the LAN the microphone only "
+                       "on a secure page): with a self-signed certificate made at first start "
+                       "and kept in the state folder, or --ssl-certfile/--ssl-keyfile.",
+                       group="server")
+    ssl_certfile: str | None = _opt(None, "Your own TLS certificate (PEM); implies --https.",
+                                    group="server")
+    ssl_keyfile: str | None = _opt(None, "The private key of --ssl-certfile (PEM).",
+                                   group="server")
     root_path: str = _opt("", "URL prefix when served behind a proxy (JupyterHub, nginx).",
                           group="server")
     auth_file: str | None = _opt(None, "File of 'user:password' lines for the UI login.",
@@ -246,6 +259,9 @@ class Settings:
             raise InputError("--engine openai needs --endpoint URL (the server's /v1 base URL).")
         if self.root_path and not self.root_path.startswith("/"):
             raise InputError("--root-path must start with '/'.")
+        if bool(self.ssl_certfile) != bool(self.ssl_keyfile):
+            raise InputError("--ssl-certfile and --ssl-keyfile go together (a certificate and "
+                             "its private key).")
         for proxy in proxy_list(self.forwarded_allow_ips):
             if proxy != "*":
                 try:

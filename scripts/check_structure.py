@@ -27,7 +27,7 @@ MAX_MODULE_LINES = 400
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
     ("leaves", {"errors", "urls"}),
-    ("plain values", {"core", "languages", "structured", "model_size", "cpu_formats"}),
+    ("plain values", {"core", "languages", "structured", "model_size", "cpu_formats", "tls"}),
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts",
                     "romanize"}),
     ("engines, registry, settings", {"engine", "models", "settings", "files", "speech"}),
@@ -50,10 +50,11 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
             ("one translation", {"translate"}),
             ("the front door", {"door"}),
             ("operations, rooms", {"operations", "rooms"}),
+            ("a class spoken", {"speech"}),
             ("the service's exports", {"__init__"}),
         ),
         "web": (
-            ("wire values", {"bodies", "fonts"}),
+            ("wire values", {"bodies", "fonts", "speech_words"}),
             ("responses", {"responses"}),
             ("guards", {"guards"}),
             ("request dependencies", {"deps"}),

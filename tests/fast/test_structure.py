@@ -69,14 +69,14 @@ def test_the_checker_refuses_an_import_upward_or_sideways_inside_a_folder(tmp_pa
         "service/operations/__init__.py": "", "service/operations/items.py":
         "from hunyuan_webui.service.rooms import bus\n",
         "service/rooms/__init__.py": "", "service/rooms/bus.py": "x = 1\n",
-        "service/speech.py": ""})
+        "service/hearing.py": ""})
     layers = (("all", frozenset({"service", "__init__"})),)
     found = check_structure.problems(tmp_path, layers=layers)
     assert ("upward import: hunyuan_webui.service.checks.watch (answer checks) imports "
             "hunyuan_webui.service.translate.strategy (a higher layer: one translation)") in found
     assert ("upward import: hunyuan_webui.service.operations.items (operations, rooms) imports "
             "hunyuan_webui.service.rooms.bus (the same layer: operations, rooms)") in found
-    assert ("speech: in no layer (add it to INNER_LAYERS['service'] in "
+    assert ("hearing: in no layer (add it to INNER_LAYERS['service'] in "
             "scripts/check_structure.py)") in {p.removeprefix("service/") for p in found}
     assert len(found) == 3, found
 

@@ -47,6 +47,7 @@ from hunyuan_webui.service.rooms.errors import (
     StudentRemovedError,
 )
 from hunyuan_webui.service.rooms.gate import Gate
+from hunyuan_webui.service.rooms.lag import lag
 from hunyuan_webui.service.rooms.redis_bus import RedisBus
 from hunyuan_webui.service.rooms.translating import Piece, Translations
 from hunyuan_webui.service.translate.request import TranslationRequest
@@ -386,6 +387,7 @@ class Rooms(Controls):
                 "sentences": counters.get("sentences", 0),
                 "translations": counters.get("translations", 0),
                 "questions": counters.get("questions", 0),
+                "lag": lag(self, code),  # the languages behind, and by how much
                 **{flag: bool(meta.get(flag)) for flag in ("locked", "paused", "ended")}}
 
     def history(self, code: str, after: int = 0) -> list[tuple[int, Event]]:

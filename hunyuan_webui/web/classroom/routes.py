@@ -87,11 +87,15 @@ def shell(view: str, code: str = "", demo: bool = False) -> str:
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<title>Hunyuan-MT</title>"
-            f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/class.css\"></head>"
+            f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/class.css\">"
+            f"<link rel=\"stylesheet\" href=\"{PREFIX}/static/live/speech.css\"></head>"
             f"<body><main id=\"app\" data-view=\"{view}\" data-demo=\"{int(demo)}\" "
             f"data-code=\"{html.escape(code)}\" data-prefix=\"{PREFIX}\"></main>"
             f"<script src=\"{PREFIX}/static/class-common.js\" defer></script>"
-            f"<script src=\"{PREFIX}/static/class-{view}.js\" defer></script></body></html>")
+            f"<script src=\"{PREFIX}/static/class-{view}.js\" defer></script>"
+            + "".join(f"<script src=\"{PREFIX}/static/live/{name}\" defer></script>"
+                      for name in ("live-words.js", "capture.js", "speech.js"))  # speech.py
+            + "</body></html>")
 
 
 def join_base(request: Request, settings: Settings) -> str:

@@ -19,7 +19,10 @@ What each reader gets (``data:`` is the event as JSON, with ``seq`` when it is l
 ``draft``           the readers of its ``lang``: the translation so far (not logged)
 ``delayed``         the readers of its ``lang`` (the teacher: all): ``code`` is
                     ``translation_delayed``; the translation follows when the engine is back
-``correction``      the readers of its ``lang``: a shown translation replaced
+``correction``      the readers of its ``lang``: a shown translation replaced; with ``source``
+                    (the teacher's fix of a sentence): everyone
+``speech_draft``    the words being spoken (``source``, everyone) or their translation so far
+                    (``lang``, its readers); not logged
 ``question``        the teacher
 ``stats``           the teacher: the room's numbers and state (not logged)
 ``ended``           everyone; then the stream ends (a page closes its EventSource)
@@ -63,6 +66,8 @@ def wanted(event: Event, lang: str, teacher: bool = False, student: str | None =
         return True
     if kind == "correction" and event.get("source"):
         return True
+    if kind == "speech_draft":  # the words being spoken (source), or their translation (lang)
+        return bool(event.get("source")) or event.get("lang") == lang
     if kind in BY_LANGUAGE:
         return event.get("lang") == lang or (teacher and kind != "draft")
     if kind == "removed" and not teacher:

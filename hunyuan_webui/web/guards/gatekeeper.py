@@ -47,7 +47,7 @@ from typing import Any
 
 import anyio
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse
 from starlette.routing import Match, Mount
 
@@ -122,7 +122,7 @@ class Gatekeeper:
         if caller is not None:
             state["caller"] = caller  # request.state.caller: the routes and listeners use it
         if kind == "page" and self.access.login and path.startswith(self.access.page_prefixes):
-            state["login"] = self._login_name(Request(scope))  # who opens a class (--auth)
+            state["login"] = self._login_name(HTTPConnection(scope))  # who opens a class (--auth)
         if kind == "page":
             await self._page(path, scope, receive, send, headers)
         else:
@@ -162,7 +162,7 @@ class Gatekeeper:
         return self.access.page_caller(SimpleNamespace(
             state=state, client=request.client, username=self._login_name(request)))
 
-    def _login_name(self, request: Request) -> str | None:
+    def _login_name(self, request: HTTPConnection) -> str | None:
         """The page's signed-in user (Gradio's login cookie), if any."""
         if self._gradio is None:
             routes = getattr(getattr(request.scope.get("app"), "router", None), "routes", [])

@@ -133,6 +133,18 @@ CSS = """
 .hymt-listen svg { width: 1.4rem; height: 1.4rem; }
 .dark .hymt-listen { background: #1f2937; color: #bfdbfe; border-color: #64748b; }
 .dark .hymt-listen:hover { background: #374151; }
+/* Dictate (scripts/23-dictate.js): a microphone left of Listen, the same size; its note under
+   the box says why the microphone cannot be had, when it cannot. */
+#input-box textarea { padding-right: 6.25rem; }
+.hymt-dictate { position: absolute; right: 3.6rem; bottom: 0.6rem; z-index: 3; width: 2.75rem;
+                height: 2.75rem; border-radius: 999px; border: 1px solid #94a3b8;
+                background: #ffffff; cursor: pointer; padding: 0; font-size: 1.2rem; }
+.hymt-dictate.on { background: #b91c1c; color: #ffffff; border-color: #b91c1c; }
+.hymt-dictate:focus-visible { outline: 3px solid #1d4ed8; outline-offset: 2px; }
+.dark .hymt-dictate { background: #1f2937; border-color: #64748b; }
+.hymt-dictate-note { font-size: 0.85rem; color: #92400e; }
+.dark .hymt-dictate-note { color: #fcd34d; }
+.hymt-dictate-note[hidden] { display: none; }
 /* The phrasebook: Save by the output, and the phrasebook's buttons, are touch
    targets of at least 44 px on phones. */
 #star-btn { min-width: 2.75rem; }

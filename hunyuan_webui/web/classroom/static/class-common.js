@@ -124,6 +124,7 @@
         const ev = JSON.parse(m.data);
         if (ev.seq) { if (ev.seq <= last) return; last = ev.seq; }
         onEvent(ev);
+        document.dispatchEvent(new CustomEvent("hymt:class-event", { detail: ev }));  // static/live/speech.js
       };
       source.onerror = async () => {
         bad();
