@@ -83,7 +83,8 @@ def test_the_probes_load_the_openmp_library_torch_runs_on():
     torch.ones(1)
     with open("/proc/self/maps", encoding="utf-8") as maps:
         loaded = {line.split()[-1] for line in maps if "libgomp" in line}
-    assert loaded == {os.path.realpath(names["LIBGOMP"])}
+    # (other libraries bring their own OpenMP too: CTranslate2's, where speech tests ran here)
+    assert os.path.realpath(names["LIBGOMP"]) in loaded, loaded
 
 
 @pytest.fixture(scope="module")
