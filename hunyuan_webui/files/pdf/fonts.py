@@ -25,6 +25,13 @@ class Font:
     rtl: bool = False
 
     @property
+    def shaped(self) -> bool:
+        """Whether the script needs HarfBuzz's shaping (joined letters, reordered marks, right
+        to left): not Latin, Cyrillic, Greek or CJK, whose glyphs stand one per character
+        (shaping them costs fpdf2 most of a page's time and changes nothing a reader sees)."""
+        return self.path not in (_CORE + "NotoSans-Regular.ttf", _CJK)
+
+    @property
     def file(self) -> str:
         return os.path.join(NOTO, self.path)
 
