@@ -1,4 +1,5 @@
-"""What a PDF costs beyond its translation: ``python -m benchmarks.pdf``.
+"""What a PDF costs beyond its translation: ``python -m benchmarks.bench pdf`` (or
+``python -m benchmarks.pdf``).
 
 Issue 37's target: a 20-page text PDF on the demo model, the time beyond the translation itself
 (reading the file, writing it back) at most 20% of the whole job, and memory under 500 MB.
@@ -306,7 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("fpdf").setLevel(logging.ERROR)  # the demo's unknown answers mix scripts
     found = machine()
     data = measure(args.pages, args.rounds)
-    data = {"command": f"python -m benchmarks.pdf --pages {args.pages} --rounds {args.rounds}",
+    data = {"command": f"python -m benchmarks.bench pdf --pages {args.pages} "
+                       f"--rounds {args.rounds}",
             "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **data,
             "machine": found}
     if args.results:

@@ -235,5 +235,3 @@ def translated(text: str) -> str:
 # one's English.
 LESSON_BLOCKS = (HEADING, *PARAGRAPHS, CELLS[0][0], CELLS[1][0], CELLS[0][1], CELLS[1][1])
 LESSON_ENGLISH = tuple(translated(text) for text in LESSON_BLOCKS)
-# Every sentence's English the lesson holds (the demo knows more phrases than the lesson has).
-LESSON_ANSWERS = frozenset(ANSWERS[s] for text in LESSON_BLOCKS for s in sentences(text))
