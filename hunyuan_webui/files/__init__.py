@@ -66,7 +66,7 @@ from dataclasses import dataclass
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.bilingual import BILINGUAL, COLUMNS, OUTPUTS, PARAGRAPHS, SIDE_BY_SIDE
+from hunyuan_webui.files.bilingual import BILINGUAL, COLUMNS, OUTPUTS, SIDE_BY_SIDE
 from hunyuan_webui.files.bilingual import mode as bilingual_mode
 from hunyuan_webui.files.common import (
     SUPPORTED,
@@ -189,7 +189,8 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     ``max_bytes``, a package that unpacks too far (:mod:`~hunyuan_webui.files.package`) and
     content that is not what its name says; nothing is translated yet. ``bilingual``: the file
     comes back with each paragraph followed by its translation (True or "paragraphs",
-    :data:`BILINGUAL` formats) or beside it in a two-column table ("columns", a PDF's).
+    :data:`BILINGUAL` formats) or beside it in a two-column table ("columns", a PDF's or a
+    Word file's).
     ``output_format``: what the file comes back as ("docx" for a PDF; its own by default)."""
     ext = extension(filename)
     bilingual = bilingual_mode(bilingual)
@@ -209,7 +210,8 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
     batch = Batch(lang, target=target)
-    batch.bilingual = bilingual == PARAGRAPHS
+    batch.bilingual = bool(bilingual)
+    batch.side_by_side = bilingual == SIDE_BY_SIDE
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
     elif ext == ".pptx":

@@ -2,7 +2,7 @@
 ``POST /v1/documents`` and on DeepL's ``/v2/document`` (through the real ``deepl`` client's
 ``translate_document(..., output_format="docx")``) gives back a Word file of the worksheet's blocks
 with the demo model's exact translations; ``bilingual=true`` and ``bilingual=columns`` give a
-learner's copy; an output a file cannot have is refused with a 400 and words."""
+learner's copy (a Word file's side by side too); an output a file cannot have is refused with a 400 and words."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def test_an_output_a_file_cannot_have_is_refused_with_words(http, deepl_client):
                                             filename=name, output_format=wanted)
 
 
-def test_a_bilingual_pdf_and_a_side_by_side_word_copy(http):
+def test_bilingual_pdfs_and_side_by_side_word_copies(http):
     source = pdfs.lesson_pdf()
     status, result = translated(http, "lesson.pdf", source, bilingual="true")
     assert status["bilingual"] is True
@@ -97,6 +97,18 @@ def test_a_bilingual_pdf_and_a_side_by_side_word_copy(http):
     [table] = docx.Document(io.BytesIO(result.content)).tables
     assert [tuple(c.text for c in row.cells) for row in table.rows] == [
         ("Chinese", "English"), *zip(pdfs.LESSON_BLOCKS, pdfs.LESSON_ENGLISH, strict=True)]
+    document = docx.Document()
+    document.add_heading("欢迎来到北京。", level=1)
+    document.add_paragraph("我们明天见。")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    status, result = translated(http, "lesson.docx", buffer.getvalue(), bilingual="columns")
+    assert (status["bilingual"], status["result_filename"]) == ("columns",
+                                                                "lesson.bilingual.en.docx")
+    [table] = docx.Document(io.BytesIO(result.content)).tables
+    assert [tuple(c.text for c in row.cells) for row in table.rows] == [
+        ("Chinese", "English"), ("欢迎来到北京。", "Welcome to Beijing."),
+        ("我们明天见。", "See you tomorrow.")]
     refused = http.post("/v1/documents", data={"target_lang": "en", "bilingual": "columns"},
                         files={"file": ("page.html", b"<p>\xe4\xbd\xa0\xe5\xa5\xbd</p>")})
     assert refused.status_code == 400 and "two-column" in refused.json()["error"]["message"]

@@ -128,7 +128,8 @@ def test_a_right_to_left_target_is_written_right_to_left_in_both_copies():
 @pytest.mark.parametrize(("name", "options", "words"), [
     ("cues.srt", {"output_format": "docx"}, "A .srt file cannot come back as 'docx'"),
     ("lesson.pdf", {"output_format": "xlsx"}, ".pdf as .docx"),
-    ("lesson.docx", {"bilingual": "columns"}, "side-by-side (two-column) copy is made of .pdf"),
+    ("lesson.odt", {"bilingual": "columns"},
+     "side-by-side (two-column) copy is made of .docx, .pdf files"),
     ("lesson.pdf", {"bilingual": "maybe"}, "paragraphs or columns"),
 ])
 def test_what_a_file_cannot_come_back_as_is_refused_with_words(name, options, words):

@@ -65,7 +65,7 @@ def pdf_file(data: bytes, batch: Batch, max_bytes: int, *, output: str = "pdf",
 def _copy(data: bytes, pages: list, texts: dict[int, str], batch: Batch, output: str,
           bilingual: str) -> bytes:
     """The Word file or the bilingual PDF: not laid out like the source."""
-    from hunyuan_webui import languages
+    from hunyuan_webui.files.bilingual import header as names
     from hunyuan_webui.files.pdf import outline
     from hunyuan_webui.files.pdf.bilingual import bilingual_pdf
     from hunyuan_webui.files.pdf.word import docx_of
@@ -73,9 +73,7 @@ def _copy(data: bytes, pages: list, texts: dict[int, str], batch: Batch, output:
     rows, missing = outline.items(data, pages)
     source = fonts.for_text(" ".join(b.text for p in pages for b in p.blocks), batch.lang)
     target = fonts.for_language(batch.target)
-    names = ("" if batch.lang is None else languages.get(batch.lang).english,
-             languages.get(batch.target or "en").english)
-    header = (names[0] or "Source", names[1])
+    header = names(batch.lang, batch.target)
     if missing:
         batch.notes.append(f"{missing} image{'s' if missing > 1 else ''} could not be read and "
                            f"{'were' if missing > 1 else 'was'} left out of this copy.")

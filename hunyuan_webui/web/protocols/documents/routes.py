@@ -101,7 +101,7 @@ async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JS
     """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .pdf .html .txt .md .srt .csv``) to
     translate in the background; poll ``GET /v1/documents/{id}``, then fetch ``/result``.
     ``bilingual=true``: each paragraph followed by its translation (Word, OpenDocument, HTML,
-    EPUB, PDF); ``bilingual=columns``: side by side in a two-column table (PDF).
+    EPUB, PDF); ``bilingual=columns``: side by side in a two-column table (PDF, Word).
     ``output_format=docx``: a PDF comes back as a Word file."""
     fields, upload = await upload_form(request)
     filename, data = await anyio.to_thread.run_sync(uploaded, upload)

@@ -23,7 +23,7 @@ UPLOAD_DOC = {"requestBody": {"required": True, "content": {"multipart/form-data
                       "description": "/v1/documents: true (or paragraphs): each paragraph "
                                      "followed by its translation (.docx .odt .odp .ods .html "
                                      ".epub .pdf); columns: side by side in a two-column table "
-                                     "(.pdf)."},
+                                     "(.pdf .docx)."},
         "output_format": {"type": "string", "examples": ["docx"],
                           "description": "What the file comes back as: its own format, or "
                                          "docx for a .pdf (a Word file)."}}}}}}}
