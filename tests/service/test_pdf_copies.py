@@ -136,3 +136,18 @@ def test_what_a_file_cannot_come_back_as_is_refused_with_words(name, options, wo
     with pytest.raises(InputError) as refused:
         read_file(name, b"1\n00:00:01,000 --> 00:00:02,000\nHi\n", **options)
     assert words in str(refused.value)
+
+
+def test_a_scanned_page_comes_into_both_copies_as_its_picture_on_a_page_of_its_own():
+    source = pdfs.english(scan_page=True)
+    shout = dictionary({"Good morning.": "BONJOUR.", "Thank you.": "MERCI."})
+    as_word = translate_file("note.pdf", source, shout, lang="en", target_lang="fr",
+                             output_format="docx")
+    assert as_word.notes == ("Page 2 is scanned images (no OCR): kept as they are.",)
+    [scan] = word(as_word.data).inline_shapes
+    assert scan.height.pt <= 620 and scan.width.pt <= 468  # within Word's page
+    bilingual = translate_file("note.pdf", source, shout, lang="en", target_lang="fr",
+                               bilingual=True)
+    first, second = poppler_text(bilingual.data)
+    assert "Good morning." in first and "BONJOUR." in first and not second.strip()
+    assert pdfs.images(bilingual.data) == 1

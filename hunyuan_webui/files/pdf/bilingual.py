@@ -100,8 +100,9 @@ def _table(pdf, run: list[tuple[int, str, str]], fonts: tuple[Font, Font],
 
 
 def _picture(pdf, item: Item) -> None:
-    width = min(item.width, pdf.epw)
-    height = width * item.picture.height / max(item.picture.width, 1)
+    ratio = item.picture.height / max(item.picture.width, 1)
+    width = min(item.width, pdf.epw, (pdf.page_break_trigger - pdf.t_margin) / ratio)
+    height = width * ratio  # a scanned page fits a page of its own
     if pdf.get_y() + height > pdf.page_break_trigger:
         pdf.add_page(same=True)
     pdf.image(item.picture, x=pdf.l_margin, w=width, h=height)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from hunyuan_webui.files.pdf.outline import Item
 
 PICTURE_WIDTH = 468.0  # points: the widest picture on Word's default page (6.5 in)
+PICTURE_HEIGHT = 620.0  # points: the tallest (9 in of text height, less a line)
 
 
 def docx_of(pages: Sequence[Sequence[Item]], texts: dict[int, str], *, mode: str = "",
@@ -84,4 +85,6 @@ def _picture(document, item: Item) -> None:
     buffer = io.BytesIO()
     item.picture.save(buffer, "PNG")
     buffer.seek(0)
-    document.add_picture(buffer, width=Pt(max(min(item.width, PICTURE_WIDTH), 8.0)))
+    ratio = item.picture.height / max(item.picture.width, 1)
+    width = min(item.width, PICTURE_WIDTH, PICTURE_HEIGHT / ratio)
+    document.add_picture(buffer, width=Pt(max(width, 8.0)))
