@@ -1,0 +1,277 @@
+"""A class spoken, in headless Chromium (Debian's) with a fake microphone: Chromium plays a WAV
+file as the microphone (``--use-file-for-fake-audio-capture``; it loops the file), the page
+captures it with getUserMedia and its AudioWorklet, and sends 16 kHz frames over the WebSocket
+to the demo recogniser; the demo model translates.
+
+- The teacher presses 🎤 and says 早上好。 (espeak-ng's Mandarin voice): the teacher's page shows the
+  words as a draft and then the sentence heard; a student's phone (390x844, English) shows the
+  grey draft line, which settles into "Good morning."; the projector's captions page
+  (``?lang=en,fr``) shows the sentence with both translations.
+- The 🎤 on the Translate tab fills the text box with what was said.
+- Half a minute of silence from the microphone: frames reach the server, no sentence comes.
+
+Screenshots of the teacher's page while speaking and of the phone go to $HYMT_SHOTS when it is
+set (they are looked at, not compared).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from browserhelpers import ARGS, CHROMIUM, OUTPUT
+
+from hunyuan_webui.app import Server, create_app
+from hunyuan_webui.cache import PhraseCache
+from hunyuan_webui.demo.asr import ensure_demo_asr
+from hunyuan_webui.demo.voices import speak
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
+from hunyuan_webui.speech import Speech
+from hunyuan_webui.speech.audio import decode, wav_bytes
+from hunyuan_webui.speech_choice import build_speech
+from hunyuan_webui.urls import free_port
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+RATE = 48_000  # what a microphone gives; the page's worklet brings it to 16 kHz
+OUTPUT_IN = "document.querySelector('#input-box textarea').value"
+MODEL_WAIT = 120_000  # ms: a wait where the recogniser or the model answers, on a busy machine
+# Every server message the page's WebSockets get, and how many frames they sent.
+WIRE = """
+window.__heard = []; window.__frames = 0;
+const Native = window.WebSocket;
+window.WebSocket = class extends Native {
+  constructor(...a) {
+    super(...a);
+    this.addEventListener('message', (m) => {
+      if (typeof m.data === 'string') window.__heard.push(JSON.parse(m.data));
+    });
+  }
+  send(data) { if (typeof data !== 'string') window.__frames += 1; return super.send(data); }
+};
+"""
+
+
+def spoken(text: str, lang: str, pause_s: float) -> np.ndarray:
+    """espeak-ng's ``text`` at 48 kHz, with ``pause_s`` of silence after it (the file loops)."""
+    voice = decode(speak(text, lang))  # 16 kHz float
+    at = np.arange(len(voice) * RATE // 16_000) * (16_000 / RATE)
+    up = np.interp(at, np.arange(len(voice)), voice).astype(np.float32)
+    return np.concatenate([np.zeros(RATE // 2, np.float32), up,
+                           np.zeros(int(pause_s * RATE), np.float32)])
+
+
+def fake_mic(browser_type: Any, path: Path) -> Any:
+    return browser_type.launch(executable_path=CHROMIUM, args=[
+        *ARGS, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+        "--autoplay-policy=no-user-gesture-required", f"--use-file-for-fake-audio-capture={path}"])
+
+
+@pytest.fixture(scope="module")
+def speech() -> Iterator[Speech]:
+    loaded = build_speech(Settings(asr_model=str(ensure_demo_asr()), demo=True))
+    assert loaded.wait_ready(120).state == "ready"
+    yield loaded
+    loaded.close()
+
+
+@pytest.fixture(scope="module")
+def served(engine: Any, demo_settings: Settings, speech: Speech) -> Iterator[tuple[str, Any]]:
+    settings = replace(demo_settings, port=free_port(), cache_size=1000)
+    app = create_app(settings, Translator(engine, engine.spec, settings,
+                                          cache=PhraseCache(size=1000)), speech=speech)
+    server = Server(app, settings).start()
+    try:
+        yield server.url, app
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="module")
+def speaking(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Chromium whose microphone says 早上好。 then waits 25 s (before the file starts again)."""
+    path = tmp_path_factory.mktemp("mic") / "phrase.wav"
+    path.write_bytes(wav_bytes(spoken("早上好。", "zh", 25), RATE))
+    browser = fake_mic(playwright.chromium, path)
+    yield browser
+    browser.close()
+
+
+def open_class(served: tuple[str, Any], lang: str = "zh") -> dict[str, str]:
+    url, app = served
+    room = app.state.rooms.create(lang)
+    return {**room, "join": f"{url}/class/{room['code']}",
+            "teacher": f"{url}/class/teach/{room['code']}#key={room['key']}"}
+
+
+def shot(page: Any, name: str) -> None:
+    where = os.environ.get("HYMT_SHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(where) / f"{name}.png"))
+
+
+def student(browser: Any, room: dict[str, str], lang: str) -> Any:
+    page = browser.new_context(locale=lang, **PHONE).new_page()
+    page.goto(room["join"])
+    page.wait_for_selector("#enter", timeout=60_000)
+    page.locator("#enter").click()
+    page.wait_for_selector("#lesson", timeout=60_000)
+    return page
+
+
+def teacher(browser: Any, room: dict[str, str]) -> Any:
+    context = browser.new_context(locale="en-US", viewport={"width": 1280, "height": 800})
+    context.add_init_script(WIRE)
+    page = context.new_page()
+    page.goto(room["teacher"])
+    page.wait_for_selector("#mic:not([disabled])", timeout=60_000)
+    return page
+
+
+# Every time the grey draft line shows words, what it shows (the phone's draft, as it comes).
+DRAFTS = """
+window.__drafts = [];
+new MutationObserver(() => {
+  const d = document.querySelector('#speech-draft');
+  const t = d && !d.hidden ? d.querySelector('.speech-draft-text').textContent : '';
+  if (t && window.__drafts[window.__drafts.length - 1] !== t) window.__drafts.push(t);
+}).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
+"""
+READS = ("t => [...document.querySelectorAll('#lesson .tr:not(.draft)')]"
+         ".some(e => e.textContent === t)")
+DRAFT_SHOWN = ("() => { const d = document.querySelector('#speech-draft');"
+               " return !!d && !d.hidden && d.textContent.trim().length > 2; }")
+
+
+def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, served) -> None:
+    room = open_class(served, "zh")
+    phone = student(speaking, room, "en")
+    phone.add_init_script(DRAFTS)
+    phone.reload()
+    phone.wait_for_selector("#lesson", timeout=60_000)
+    captions = speaking.new_page()
+    captions.goto(f"{served[0]}/class/{room['code']}/captions?lang=en,fr")
+    captions.wait_for_function("() => document.querySelector('.status')?.hidden === false",
+                               timeout=60_000)
+    desk = teacher(speaking, room)
+    desk.locator("#mic").click()
+    # While the words come: a draft on the teacher's screen, then the sentence heard.
+    desk.wait_for_function(DRAFT_SHOWN, timeout=MODEL_WAIT)
+    shot(desk, "teacher-speaking")
+    desk.wait_for_function("() => document.querySelector('#mic-heard .mic-heard-text')"
+                           "?.textContent === '早上好。'", timeout=MODEL_WAIT)
+    # The phone: the grey line while it is spoken, settling into the translation.
+    phone.wait_for_function(READS, arg="Good morning.", timeout=MODEL_WAIT)
+    shot(phone, "phone")
+    assert phone.evaluate("window.__drafts"), "the phone showed no draft while it was spoken"
+    phone.wait_for_function("() => document.querySelector('#speech-draft').hidden",
+                            timeout=MODEL_WAIT)
+    # The projector: the sentence with its two translations, as they come.
+    captions.wait_for_function(
+        "() => { const l = document.querySelector('.lines .line'); if (!l) return false;"
+        " const tr = (c) => l.querySelector(`.tr[data-lang=${c}]`);"
+        " return l.querySelector('.orig').textContent === '早上好。' &&"
+        " tr('en').textContent === 'Good morning.' && tr('fr').textContent === 'Bonjour.' &&"
+        " !l.querySelector('.pending'); }", timeout=MODEL_WAIT)
+    shot(captions, "captions")
+    desk.locator("#mic").click()
+    desk.wait_for_function("() => document.querySelector('#mic').getAttribute('aria-pressed')"
+                           " === 'false'", timeout=MODEL_WAIT)
+    heard = desk.evaluate("window.__heard")
+    assert [m["type"] for m in heard][0] == "ready" and heard[-1]["type"] == "stopped"
+    finals = [m for m in heard if m["type"] == "final" and m.get("sentences")]
+    assert finals and all(m["text"] == "早上好。" for m in finals)
+    for page in (desk, phone, captions):
+        page.context.close()
+
+
+def test_captions_page_in_light_dark_and_for_obs(speaking: Any, served) -> None:
+    room = open_class(served, "zh")
+    page = speaking.new_page(viewport={"width": 1280, "height": 720})
+    page.goto(f"{served[0]}/class/{room['code']}/captions?lang=en&theme=light&bg=transparent")
+    page.wait_for_function("() => document.querySelector('.status')?.hidden === false",
+                           timeout=60_000)
+    assert page.evaluate("document.body.dataset.theme") == "light"
+    # Transparent for OBS: nothing painted behind the words.
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
+    httpx.post(f"{served[0]}/class/api/rooms/{room['code']}/sentences", json={"text": "谢谢你的帮助。"},
+               headers={"X-Class-Key": room["key"]}, timeout=60, trust_env=False).raise_for_status()
+    page.wait_for_function("() => document.querySelector('.lines .tr[data-lang=en]')"
+                           "?.textContent === 'Thank you for your help.'", timeout=MODEL_WAIT)
+    light = page.evaluate("getComputedStyle(document.querySelector('.lines .orig')).color")
+    page.mouse.move(10, 10)
+    page.get_by_role("button", name="Light or dark").click()
+    page.get_by_role("button", name="Background: normal, transparent, green (for OBS)").click()
+    assert page.evaluate("document.body.dataset.theme") == "dark"
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(0, 177, 64)"  # chroma-key green
+    dark = page.evaluate("getComputedStyle(document.querySelector('.lines .orig')).color")
+    assert light != dark
+    size = page.evaluate("parseFloat(getComputedStyle(document.querySelector('.lines .orig'))"
+                         ".fontSize)")
+    page.get_by_role("button", name="Larger text").click()
+    assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('.lines .orig'))"
+                         ".fontSize)") > size
+    # The address keeps the choices, to paste into OBS.
+    assert "theme=dark" in page.url and "bg=green" in page.url and "lang=en" in page.url
+    shot(page, "captions-green")
+    page.close()
+
+
+def test_dictation_fills_the_text_box(speaking: Any, served) -> None:
+    page = speaking.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served[0])
+    page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
+    page.locator("#dictate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT_IN} === '早上好。'", timeout=MODEL_WAIT)
+    page.locator("#dictate-btn").click()
+    page.wait_for_function("() => document.querySelector('#dictate-btn')"
+                           ".getAttribute('aria-pressed') === 'false'", timeout=MODEL_WAIT)
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT} === 'Good morning.'", timeout=MODEL_WAIT)
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def silent(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Chromium whose microphone hears nothing (half a minute of silence, again and again)."""
+    path = tmp_path_factory.mktemp("mic") / "silence.wav"
+    path.write_bytes(wav_bytes(np.zeros(30 * RATE, np.float32), RATE))
+    browser = fake_mic(playwright.chromium, path)
+    yield browser
+    browser.close()
+
+
+def test_half_a_minute_of_silence_gives_no_sentence(silent: Any, served) -> None:
+    room = open_class(served, "zh")
+    desk = teacher(silent, room)
+    desk.locator("#mic").click()
+    # 300 frames of 100 ms sent and taken by the server: 30 s of the microphone.
+    desk.wait_for_function("() => window.__heard.some(m => m.type === 'ack' && m.next >= 300)",
+                           timeout=180_000)
+    desk.locator("#mic").click()
+    desk.wait_for_function("() => window.__heard.some(m => m.type === 'stopped')",
+                           timeout=MODEL_WAIT)
+    said = [m for m in desk.evaluate("window.__heard") if m["type"] in ("draft", "final")]
+    assert all(not m.get("text") and not m.get("sentences") for m in said), said
+    assert desk.locator("#lesson [data-sid]").count() == 0
+    log = httpx.get(f"{served[0]}/class/api/rooms/{room['code']}/transcript",
+                    headers={"X-Class-Key": room["key"]}, timeout=60, trust_env=False)
+    assert log.status_code == 200 and "。" not in log.text
+    desk.context.close()
