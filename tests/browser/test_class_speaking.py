@@ -151,7 +151,8 @@ window.__drafts = [];
 new MutationObserver(() => {
   const d = document.querySelector('#speech-draft');
   const t = d && !d.hidden ? d.querySelector('.speech-draft-text').textContent : '';
-  if (t && window.__drafts[window.__drafts.length - 1] !== t) window.__drafts.push(t);
+  const last = window.__drafts[window.__drafts.length - 1];
+  if (t && (!last || last.text !== t)) window.__drafts.push({text: t, color: getComputedStyle(d).color});
 }).observe(document, {subtree: true, childList: true, characterData: true, attributes: true});
 """
 READS = ("t => [...document.querySelectorAll('#lesson .tr:not(.draft)')]"
@@ -175,12 +176,17 @@ def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, ser
     # While the words come: a draft on the teacher's screen, then the sentence heard.
     desk.wait_for_function(DRAFT_SHOWN, timeout=MODEL_WAIT)
     shot(desk, "teacher-speaking")
+    shot(phone, "phone-speaking")
     desk.wait_for_function("() => document.querySelector('#mic-heard .mic-heard-text')"
                            "?.textContent === '早上好。'", timeout=MODEL_WAIT)
     # The phone: the grey line while it is spoken, settling into the translation.
     phone.wait_for_function(READS, arg="Good morning.", timeout=MODEL_WAIT)
     shot(phone, "phone")
-    assert phone.evaluate("window.__drafts"), "the phone showed no draft while it was spoken"
+    drafts = phone.evaluate("window.__drafts")
+    assert drafts, "the phone showed no draft while it was spoken"
+    print("the phone's drafts:", drafts)
+    ink = phone.evaluate("getComputedStyle(document.querySelector('#lesson .tr')).color")
+    assert all(d["color"] != ink for d in drafts), (drafts, ink)  # grey, not the lesson's ink
     phone.wait_for_function("() => document.querySelector('#speech-draft').hidden",
                             timeout=MODEL_WAIT)
     # The projector: the sentence with its two translations, as they come.
@@ -275,3 +281,68 @@ def test_half_a_minute_of_silence_gives_no_sentence(silent: Any, served) -> None
                     headers={"X-Class-Key": room["key"]}, timeout=60, trust_env=False)
     assert log.status_code == 200 and "。" not in log.text
     desk.context.close()
+
+
+# -- when the microphone cannot be had: words, and typing still works --------------------------
+@pytest.fixture(scope="module")
+def deaf(engine: Any, demo_settings: Settings) -> Iterator[tuple[str, Any]]:
+    """The app without a recogniser (--no-speech)."""
+    settings = replace(demo_settings, port=free_port(), cache_size=1000)
+    app = create_app(settings, Translator(engine, engine.spec, settings,
+                                          cache=PhraseCache(size=1000)), speech=None)
+    server = Server(app, settings).start()
+    try:
+        yield server.url, app
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def refused(playwright: Any) -> Iterator[Any]:
+    """Chromium with a microphone, whose user does not allow it (no permission is given)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM,
+                                         args=[*ARGS, "--use-fake-device-for-media-stream"])
+    yield browser
+    browser.close()
+
+
+def typing_still_works(desk: Any, phone: Any) -> None:
+    desk.locator("textarea#text").fill("请打开书。")
+    desk.keyboard.press("Enter")
+    phone.wait_for_function(READS, arg="Please open your books.", timeout=MODEL_WAIT)
+
+
+def translating_still_works(page: Any) -> None:
+    page.locator("#input-box textarea").fill("早上好。")
+    page.locator("#translate-btn").click()
+    page.wait_for_function(f"() => {OUTPUT} === 'Good morning.'", timeout=MODEL_WAIT)
+
+
+@pytest.mark.parametrize("case", ["no permission", "no recogniser"])
+def test_without_a_microphone_the_page_says_why(case: str, refused: Any, speaking: Any,
+                                                  served, deaf) -> None:
+    browser, server, words = {
+        "no permission": (refused, served, "The browser did not allow the microphone"),
+        "no recogniser": (speaking, deaf, "Speech recognition is not available"),
+    }[case]
+    room = open_class(server, "zh")
+    phone = student(browser, room, "en")
+    desk = teacher(browser, room)
+    desk.locator("#mic").click()
+    desk.wait_for_function("w => document.querySelector('#mic-status.bad')?.textContent"
+                           ".includes(w)", arg=words, timeout=MODEL_WAIT)
+    assert desk.locator("#mic").get_attribute("aria-pressed") == "false"
+    # The words wrap beside the text box: it keeps room to type in.
+    assert desk.locator("textarea#text").bounding_box()["width"] >= 250
+    shot(desk, f"teacher-{case.replace(' ', '-')}")
+    typing_still_works(desk, phone)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(server[0])
+    page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
+    page.locator("#dictate-btn").click()
+    page.wait_for_function("w => document.querySelector('#dictate-note')?.textContent"
+                           ".includes(w)", arg=words, timeout=MODEL_WAIT)
+    assert page.locator("#dictate-btn").get_attribute("aria-pressed") == "false"
+    translating_still_works(page)
+    for each in (desk, phone, page):
+        each.context.close()
