@@ -204,6 +204,18 @@ def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, ser
     assert [m["type"] for m in heard][0] == "ready" and heard[-1]["type"] == "stopped"
     finals = [m for m in heard if m["type"] == "final" and m.get("sentences")]
     assert finals and all(m["text"] == "早上好。" for m in finals)
+    # The teacher fixes what was heard (✎): the phone and the projector get the mended sentence.
+    desk.locator("#mic-heard .mic-fix").click()
+    desk.locator(".mic-fix-input").fill("请打开书。")
+    desk.get_by_role("button", name="Send the correction").click()
+    desk.wait_for_function("() => document.querySelector('#mic-heard .mic-heard-text')"
+                           "?.textContent === '请打开书。'", timeout=MODEL_WAIT)
+    phone.wait_for_function(READS, arg="Please open your books.", timeout=MODEL_WAIT)
+    captions.wait_for_function(
+        "() => { const l = document.querySelector('.lines .line');"
+        " return l.querySelector('.orig').textContent === '请打开书。' &&"
+        " l.querySelector('.tr[data-lang=en]').textContent === 'Please open your books.'; }",
+        timeout=MODEL_WAIT)
     for page in (desk, phone, captions):
         page.context.close()
 
@@ -211,16 +223,22 @@ def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, ser
 def test_captions_page_in_light_dark_and_for_obs(speaking: Any, served) -> None:
     room = open_class(served, "zh")
     page = speaking.new_page(viewport={"width": 1280, "height": 720})
-    page.goto(f"{served[0]}/class/{room['code']}/captions?lang=en&theme=light&bg=transparent")
+    page.goto(f"{served[0]}/class/{room['code']}/captions?lang=en&theme=light&bg=transparent"
+              "&lines=2")
     page.wait_for_function("() => document.querySelector('.status')?.hidden === false",
                            timeout=60_000)
     assert page.evaluate("document.body.dataset.theme") == "light"
     # Transparent for OBS: nothing painted behind the words.
     assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgba(0, 0, 0, 0)"
-    httpx.post(f"{served[0]}/class/api/rooms/{room['code']}/sentences", json={"text": "谢谢你的帮助。"},
-               headers={"X-Class-Key": room["key"]}, timeout=60, trust_env=False).raise_for_status()
-    page.wait_for_function("() => document.querySelector('.lines .tr[data-lang=en]')"
-                           "?.textContent === 'Thank you for your help.'", timeout=MODEL_WAIT)
+    for sentence in ("早上好。", "请打开书。", "谢谢你的帮助。"):  # they roll: two lines kept
+        httpx.post(f"{served[0]}/class/api/rooms/{room['code']}/sentences",
+                   json={"text": sentence}, headers={"X-Class-Key": room["key"]}, timeout=60,
+                   trust_env=False).raise_for_status()
+    page.wait_for_function("() => [...document.querySelectorAll('.lines .tr[data-lang=en]')]"
+                           ".map(e => e.textContent).join('|') === "
+                           "'Please open your books.|Thank you for your help.'",
+                           timeout=MODEL_WAIT)
+    assert page.locator(".lines .orig").all_text_contents() == ["请打开书。", "谢谢你的帮助。"]
     light = page.evaluate("getComputedStyle(document.querySelector('.lines .orig')).color")
     page.mouse.move(10, 10)
     page.get_by_role("button", name="Light or dark").click()
@@ -346,3 +364,40 @@ def test_without_a_microphone_the_page_says_why(case: str, refused: Any, speakin
     translating_still_works(page)
     for each in (desk, phone, page):
         each.context.close()
+
+
+# The browser's speech synthesis as a phone with an English voice (and no French one) has it;
+# headless Chromium has no voices of its own (nor can a script make a SpeechSynthesisVoice, so
+# the utterance is a plain one too). What the page asks it to say is kept.
+VOICES = """
+window.__said = [];
+window.SpeechSynthesisUtterance = class { constructor(text) { this.text = text; } };
+Object.defineProperty(window, 'speechSynthesis', {value: {
+  getVoices: () => [{lang: 'en-US', name: 'English', default: true}],
+  speak: (u) => window.__said.push({text: u.text, lang: u.lang}),
+  cancel: () => {}, addEventListener: () => {},
+}});
+"""
+
+
+def test_a_tap_reads_the_translation_aloud_where_there_is_a_voice(speaking: Any, served) -> None:
+    room = open_class(served, "zh")
+    phones = {}
+    for lang in ("en", "fr"):
+        phones[lang] = speaking.new_context(locale=lang, **PHONE).new_page()
+        phones[lang].add_init_script(VOICES)
+        phones[lang].goto(room["join"])
+        phones[lang].wait_for_selector("#enter", timeout=60_000)
+        phones[lang].locator("#enter").click()
+        phones[lang].wait_for_selector("#lesson", timeout=60_000)
+    httpx.post(f"{served[0]}/class/api/rooms/{room['code']}/sentences", json={"text": "早上好。"},
+               headers={"X-Class-Key": room["key"]}, timeout=60,
+               trust_env=False).raise_for_status()
+    for lang, words in (("en", "Good morning."), ("fr", "Bonjour.")):
+        phones[lang].wait_for_function(READS, arg=words, timeout=MODEL_WAIT)
+        phones[lang].locator("#lesson .tr", has_text=words).tap()
+    phones["en"].wait_for_function("() => window.__said.length > 0", timeout=30_000)
+    assert phones["en"].evaluate("window.__said") == [{"text": "Good morning.", "lang": "en-US"}]
+    assert phones["fr"].evaluate("window.__said") == []  # no French voice: nothing is said
+    for page in phones.values():
+        page.context.close()
