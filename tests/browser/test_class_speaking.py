@@ -72,7 +72,8 @@ def spoken(text: str, lang: str, pause_s: float) -> np.ndarray:
 def fake_mic(browser_type: Any, path: Path) -> Any:
     return browser_type.launch(executable_path=CHROMIUM, args=[
         *ARGS, "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-        "--autoplay-policy=no-user-gesture-required", f"--use-file-for-fake-audio-capture={path}"])
+        "--autoplay-policy=no-user-gesture-required", f"--use-file-for-fake-audio-capture={path}",
+        "--host-resolver-rules=MAP class.lan 127.0.0.1"])  # the server as a LAN name
 
 
 @pytest.fixture(scope="module")
@@ -270,6 +271,32 @@ def test_dictation_fills_the_text_box(speaking: Any, served) -> None:
     page.locator("#translate-btn").click()
     page.wait_for_function(f"() => {OUTPUT} === 'Good morning.'", timeout=MODEL_WAIT)
     page.close()
+
+
+def test_a_lan_page_over_https_hears_the_teacher(speaking: Any, engine: Any, speech: Speech,
+                                                 demo_settings: Settings, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """--https: a laptop on the LAN (class.lan) gets the microphone once the teacher has
+    accepted the self-signed certificate; frames go over wss://."""
+    monkeypatch.setenv("HYMT_STATE_DIR", str(tmp_path))
+    settings = replace(demo_settings, port=free_port(), https=True)
+    app = create_app(settings, Translator(engine, engine.spec, settings), speech=speech)
+    server = Server(app, settings).start()
+    try:
+        url = server.url.replace("127.0.0.1", "class.lan").replace("localhost", "class.lan")
+        assert url.startswith("https://class.lan:")
+        room = open_class((url, app), "zh")
+        context = speaking.new_context(ignore_https_errors=True)  # the certificate, accepted
+        context.add_init_script(WIRE)
+        desk = context.new_page()
+        desk.goto(room["teacher"])
+        desk.locator("#mic:not([disabled])").click(timeout=60_000)
+        desk.wait_for_function("() => document.querySelector('#mic-heard .mic-heard-text')"
+                               "?.textContent === '早上好。'", timeout=MODEL_WAIT)
+        desk.locator("#mic").click()
+        context.close()
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")
