@@ -158,8 +158,6 @@ new MutationObserver(() => {
 """
 READS = ("t => [...document.querySelectorAll('#lesson .tr:not(.draft)')]"
          ".some(e => e.textContent === t)")
-DRAFT_SHOWN = ("() => { const d = document.querySelector('#speech-draft');"
-               " return !!d && !d.hidden && d.textContent.trim().length > 2; }")
 
 
 def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, served) -> None:
@@ -172,10 +170,10 @@ def test_the_teacher_speaks_and_a_phone_reads_the_translation(speaking: Any, ser
     captions.goto(f"{served[0]}/class/{room['code']}/captions?lang=en,fr")
     captions.wait_for_function("() => document.querySelector('.status')?.hidden === false",
                                timeout=60_000)
-    desk = teacher(speaking, room)
+    desk = teacher(speaking, room, DRAFTS)
     desk.locator("#mic").click()
     # While the words come: a draft on the teacher's screen, then the sentence heard.
-    desk.wait_for_function(DRAFT_SHOWN, timeout=MODEL_WAIT)
+    desk.wait_for_function("() => window.__drafts.length > 0", timeout=MODEL_WAIT)
     shot(desk, "teacher-speaking")
     shot(phone, "phone-speaking")
     desk.wait_for_function("() => document.querySelector('#mic-heard .mic-heard-text')"
