@@ -69,6 +69,7 @@ TABLES: tuple[Table, ...] = (
     Table("bench-bf16", "bf16-page.json", "benchmarks.bf16:table"),
     Table("bench-speculative", "speculative.json", "benchmarks.speculative:table"),
     Table("bench-pace", "pace.json", "benchmarks.pace:table"),
+    Table("pdf", "pdf.json", "benchmarks.pdf:render"),
 )
 
 

@@ -29,23 +29,17 @@ Three rules for the whole suite live here too:
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-# Compiled test modules (assertion-rewritten) and package modules are cached in __pycache__ as
-# pytest does by default, even where the shell sets PYTHONDONTWRITEBYTECODE: without the cache
-# every run compiled and rewrote them all again, a third of the fast lane's collection here.
-sys.dont_write_bytecode = False
+import pytest
 
-import pytest  # noqa: E402
-
-from hunyuan_webui import models  # noqa: E402
-from hunyuan_webui.demo.model import Phrase, ensure_demo_model, load_phrases  # noqa: E402
-from hunyuan_webui.engine.local import LocalEngine  # noqa: E402
-from hunyuan_webui.service import Translator  # noqa: E402
-from hunyuan_webui.settings import Settings  # noqa: E402
+from hunyuan_webui import models
+from hunyuan_webui.demo.model import Phrase, ensure_demo_model, load_phrases
+from hunyuan_webui.engine.local import LocalEngine
+from hunyuan_webui.service import Translator
+from hunyuan_webui.settings import Settings
 
 # Test node ids (as pytest prints them) that may be skipped, with the reason. Empty: none may.
 ALLOWED_SKIPS: dict[str, str] = {}
