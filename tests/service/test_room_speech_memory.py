@@ -73,7 +73,7 @@ def test_two_hours_of_microphone_keep_memory_flat() -> None:
     # No translator: the engine is still loading, so the sentences are logged and wait (delayed).
     loading = SimpleNamespace(state=EngineState.LOADING, reason="")
     nobody = SimpleNamespace(settings=SimpleNamespace(segments_in_flight=lambda: 4),
-                             engine=SimpleNamespace(status=lambda: loading))
+                             status=lambda: loading)
     rooms = Rooms(nobody, limits=RoomLimits(posts_per_minute=100_000))  # type: ignore[arg-type]
     made = rooms.create("en")
     code, key = made["code"], made["key"]
