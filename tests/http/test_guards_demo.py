@@ -33,7 +33,7 @@ IDS = [f"{m.guard}-{m.source_lang}-{m.target_lang}-{m.source}" for m in MISBEHAV
 
 
 def _engine(directory: Path) -> Iterator[LocalEngine]:
-    engine = LocalEngine(models.resolve(str(directory)), max_batch_size=8, max_queued=64,
+    engine = LocalEngine(models.resolve(str(directory)), max_batch_size=8, max_queued=256,
                          max_new_tokens=128)
     status = engine.wait_ready(180)
     assert status.state == "ready", status.reason
