@@ -13,7 +13,7 @@ bf16 natively), PyTorch fp32, llama.cpp Q4_K_M, each built as the app builds it 
 its own process, ``--engine process`` / ``llamacpp``), on 1 and 2 cores (``--cores``: the
 benchmark and the engine it starts are bound to that many cores).
 
-Answers are capped at the answer guard's length budget (:func:`~hunyuan_webui.service.budget.
+Answers are capped at the answer guard's length budget (:func:`~hunyuan_webui.service.checks.budget.
 answer_budget`: characters, from the sentence and the pair), which random weights always reach.
 A budget in characters is a number of tokens only through a tokenizer: the real Hy-MT
 tokenizer's is not here, so the cap in tokens is the budget over :data:`CHARS_PER_TOKEN` (an
@@ -73,7 +73,7 @@ KEEP_S = 2.0  # a language is kept when its p95 lag is within this
 
 def token_cap(sentence: str, target: str) -> int:
     """The answer guard's budget for ``sentence`` into ``target``, in tokens (see the module)."""
-    from hunyuan_webui.service.budget import answer_budget
+    from hunyuan_webui.service.checks.budget import answer_budget
 
     chars = answer_budget(sentence, SOURCE, target)
     return math.ceil(chars / CHARS_PER_TOKEN.get(target, DEFAULT_CHARS_PER_TOKEN))
