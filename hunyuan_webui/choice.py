@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from hunyuan_webui import models
+from hunyuan_webui import hub, models
 from hunyuan_webui.core import kinds
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.model_size import GGUF_BYTES_PER_PARAM
@@ -41,7 +40,6 @@ AUTO = "auto"
 KV_ROOM_USERS = 16  # translations in flight the KV-cache room is sized for
 KV_ROOM_TOKENS = 2000  # tokens each (prompt + answer)
 OVERHEAD_GIB = 1.0  # CUDA context, activations, fragmentation
-HUB_TIMEOUT_S = 5.0
 # RAM left free beside a Q8_0 1.8B (its weights, KV room and overhead) before --gguf-quant auto
 # takes it over Q4_K_M: the browser, the OS and the teacher's other programs.
 Q8_SPARE_GIB = 8.0
@@ -164,27 +162,7 @@ class MachineProbe:
         return (snapshot / "model.safetensors").is_file()
 
     def downloadable(self, model_id: str) -> bool:
-        if _offline():
-            return False
-        answer: list[bool] = []
-
-        def ask() -> None:
-            from huggingface_hub import HfApi
-
-            try:
-                HfApi().model_info(model_id, timeout=HUB_TIMEOUT_S)
-                answer.append(True)
-            except Exception:  # unreachable, unknown, gated: not downloadable from here
-                answer.append(False)
-
-        thread = threading.Thread(target=ask, name="hymt-hub-probe", daemon=True)
-        thread.start()
-        thread.join(HUB_TIMEOUT_S + 1)  # name resolution is not covered by the HTTP timeout
-        return bool(answer and answer[0])
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+        return hub.downloadable(model_id)
 
 
 def _cached_gguf(model_id: str, quant: str) -> bool:

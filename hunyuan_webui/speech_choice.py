@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from hunyuan_webui import hub
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.speech.audio import AudioLimits
 from hunyuan_webui.speech.recognizer import Recognizer
@@ -42,7 +42,6 @@ from hunyuan_webui.speech.service import Speech
 log = logging.getLogger(__name__)
 
 AUTO = "auto"
-HUB_TIMEOUT_S = 5.0
 # (faster-whisper's name, its hub repository, the CPU cores it needs to keep up on a CPU)
 GPU_ROWS = (("large-v3-turbo", "mobiuslabsgmbh/faster-whisper-large-v3-turbo", 0),
             ("small", "Systran/faster-whisper-small", 0))
@@ -96,23 +95,7 @@ class HubProbe:
         return isinstance(found, str) and Path(found).is_file()
 
     def downloadable(self, repo: str) -> bool:
-        if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-            return False
-        answer: list[bool] = []
-
-        def ask() -> None:
-            from huggingface_hub import HfApi
-
-            try:
-                HfApi().model_info(repo, timeout=HUB_TIMEOUT_S)
-                answer.append(True)
-            except Exception:  # unreachable, unknown, gated: not from here
-                answer.append(False)
-
-        thread = threading.Thread(target=ask, name="hymt-asr-hub-probe", daemon=True)
-        thread.start()
-        thread.join(HUB_TIMEOUT_S + 1)
-        return bool(answer and answer[0])
+        return hub.downloadable(repo)
 
 
 def choose_speech(settings: Settings, probe: SpeechProbe | None = None) -> SpeechChoice:
@@ -143,16 +126,12 @@ def choose_speech(settings: Settings, probe: SpeechProbe | None = None) -> Speec
                                 f"speech: Whisper {name} in {precision} ({where}; weights "
                                 f"{source})")
     why = (f"No speech model is cached here ({', '.join(r for _, r, _ in rows)}) and none could be "
-           "downloadable" + (" (HF_HUB_OFFLINE is set)" if _offline() else ""))
+           "downloadable" + (" (HF_HUB_OFFLINE is set)" if hub.offline() else ""))
     advice = ("Download one once with a network (`huggingface-cli download "
               f"{rows[0][1]}`), pass --asr-model DIR or --asr-endpoint URL; the class can be "
               "taught by typing meanwhile.")
     return SpeechChoice(replace(settings, asr_model=""), f"speech: off. {why}. {advice}",
                         banner=f"**No speech recogniser.** {why}. {advice}")
-
-
-def _offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
 
 
 def loader(settings: Settings) -> Callable[[], Recognizer]:

@@ -26,7 +26,7 @@ MAX_MODULE_LINES = 400
 # imports only units of lower layers; units of one layer know nothing of each other (the engines,
 # the model registry and the settings are built side by side from ``core``).
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = tuple((name, frozenset(units)) for name, units in (
-    ("leaves", {"errors", "urls"}),
+    ("leaves", {"errors", "urls", "hub"}),
     ("plain values", {"core", "languages", "structured", "model_size", "cpu_formats", "tls"}),
     ("text tools", {"prompts", "segment", "detect", "cache", "notebook", "tool_prompts",
                     "romanize"}),

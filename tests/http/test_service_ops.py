@@ -137,7 +137,7 @@ def test_a_file_job_reports_progress_then_the_translated_file():
 def test_a_file_job_refuses_what_no_front_end_accepts():
     translator = _translator(InstantEngine(), max_file_bytes=1000)
     with pytest.raises(InputError, match="not supported"):
-        FileJob(translator, "scan.pdf", b"%PDF", _request(""))
+        FileJob(translator, "scan.tiff", b"II*\x00", _request(""))
     with pytest.raises(InputTooLongError, match="the limit is"):
         FileJob(translator, "big.txt", b"a" * 1001, _request(""))
 
