@@ -46,3 +46,13 @@ def test_the_kept_results_render_as_the_documented_table() -> None:
     block = doc.split(room_speech.DOC_START, 1)[1].split(room_speech.DOC_END, 1)[0]
     assert block.strip() == room_speech.render(data).strip()
     assert "end of utterance -> caption on a phone" in block
+
+
+def test_the_kept_pace_results_render_as_the_documented_table() -> None:
+    from benchmarks import pace
+
+    data = json.loads((ROOT / "benchmarks/results/pace.json").read_text(encoding="utf-8"))
+    doc = (ROOT / "docs/PERFORMANCE.md").read_text(encoding="utf-8")
+    block = doc.split(pace.DOC_START, 1)[1].split(pace.DOC_END, 1)[0]
+    assert block.strip() == pace.render(data).strip()
+    assert "| system | cores | languages kept within 2 s |" in block
