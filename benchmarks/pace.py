@@ -13,7 +13,7 @@ bf16 natively), PyTorch fp32, llama.cpp Q4_K_M, each built as the app builds it 
 its own process, ``--engine process`` / ``llamacpp``), on 1 and 2 cores (``--cores``: the
 benchmark and the engine it starts are bound to that many cores).
 
-Answers are capped at the answer guard's length budget (:func:`~hunyuan_webui.service.budget.
+Answers are capped at the answer guard's length budget (:func:`~hunyuan_webui.service.checks.budget.
 answer_budget`: characters, from the sentence and the pair), which random weights always reach.
 A budget in characters is a number of tokens only through a tokenizer: the real Hy-MT
 tokenizer's is not here, so the cap in tokens is the budget over :data:`CHARS_PER_TOKEN` (an
@@ -25,8 +25,8 @@ seconds for the last translations; one that did not finish counts as later than 
 lower bound on its lag). Counts past the first one that misses 2 s are still measured, up to
 ``--languages``, unless ``--stop-early``.
 
-The recogniser (issue 38) will share the cores: :func:`recogniser_load` is where it plugs in (a
-context manager running beside the class); until it lands, the table says it was not running.
+The recogniser (issue 38) shares the cores: :func:`recogniser_load` runs the launch's CPU
+recogniser beside the class (``--no-recogniser``: without it).
 
 What a laptop with more cores would keep is computed on paper from the per-core figures: the
 decode throughput per core measured at 1 and 2 cores, scaled by cores (and capped by nothing: a
@@ -53,7 +53,7 @@ from typing import Any
 
 from benchmarks.report import machine_info, percentile, publish
 
-DOC_START, DOC_END = "<!-- bench-pace:start -->", "<!-- bench-pace:end -->"
+DOC_START, DOC_END = "<!-- pace:start -->", "<!-- pace:end -->"
 SYSTEMS = ("torch-bf16", "torch-fp32", "llamacpp-Q4_K_M")
 LANGUAGES = ("en", "fr", "ja", "ru", "ar", "de", "es", "ko")  # the room's, in order of arrival
 SOURCE = "zh"
@@ -73,18 +73,58 @@ KEEP_S = 2.0  # a language is kept when its p95 lag is within this
 
 def token_cap(sentence: str, target: str) -> int:
     """The answer guard's budget for ``sentence`` into ``target``, in tokens (see the module)."""
-    from hunyuan_webui.service.budget import answer_budget
+    from hunyuan_webui.service.checks.budget import answer_budget
 
     chars = answer_budget(sentence, SOURCE, target)
     return math.ceil(chars / CHARS_PER_TOKEN.get(target, DEFAULT_CHARS_PER_TOKEN))
 
 
+RECOGNISER = "base"  # what the launch picks on a CPU with under 8 cores (speech_choice.py)
+
+
 @contextlib.contextmanager
-def recogniser_load(cores: int) -> Iterator[str]:
+def recogniser_load(cores: int, work: Path | None, every: float) -> Iterator[str]:
     """The recogniser of the speech issue running beside the class, on the same cores; yields
-    what ran ("" for nothing). The hook for hunyuan_webui.speech: start its recogniser on a
-    recorded lesson here, stop it on exit. It has not landed on this branch."""
-    yield ""
+    what ran ("" for nothing). The launch's CPU recogniser (Whisper base, int8, CTranslate2 as
+    faster-whisper runs it; random weights at its real shape, :mod:`benchmarks.speech_rtf`)
+    recognises a 3 s utterance three times per sentence (about a draft per second of voice and
+    the final, as the streaming Listener does), i.e. every ``every / 3`` seconds, back to back
+    when one takes longer (the Listener would then draft less often)."""
+    if work is None:
+        yield ""
+        return
+    import ctranslate2
+    import numpy as np
+
+    from benchmarks import speech_rtf
+
+    model = ctranslate2.models.Whisper(str(speech_rtf.build(RECOGNISER, work, "int8")),
+                                       device="cpu", compute_type="int8", intra_threads=cores)
+    view = ctranslate2.StorageView.from_array(np.random.default_rng(0).standard_normal(
+        (1, model.n_mels, 3000)).astype(np.float32))
+    prompt = [[50258, 50260, 50359, 50363]]  # start, zh, transcribe, no timestamps
+    tokens, period, stop, done = int(3 * speech_rtf.TOKENS_PER_S), every / 3, \
+        threading.Event(), []
+
+    def listen() -> None:
+        while not stop.is_set():
+            started = time.perf_counter()
+            model.generate(view, prompt, beam_size=1, max_length=len(prompt[0]) + tokens,
+                           suppress_tokens=[50257], suppress_blank=False)
+            done.append(time.perf_counter() - started)
+            stop.wait(max(0.0, period - done[-1]))
+
+    thread = threading.Thread(target=listen, name="pace-recogniser", daemon=True)
+    thread.start()
+    try:
+        yield (f"Whisper {RECOGNISER} int8 (random weights), a 3 s utterance every "
+               f"{period:.2f} s")
+    finally:
+        stop.set()
+        thread.join(120)
+        if done:
+            say = f"{len(done)} recognitions, median {statistics.median(done):.2f} s"
+            print(f"[pace] recogniser beside the class: {say}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -184,7 +224,7 @@ def measure_system(system: str, model: str, cores: int, args: argparse.Namespace
             translator = Translator(engine, models.resolve(model), settings)
             run_count(translator, 1, 1, 0.0, 600)  # warm-up
             counts = []
-            with recogniser_load(cores) as recogniser:
+            with recogniser_load(cores, args.recogniser_work, args.every) as recogniser:
                 for languages in [int(n) for n in args.languages.split(",")]:
                     if cores < max(int(c) for c in args.cores.split(",")) and \
                             languages > args.fewer_cores_max:
@@ -243,7 +283,7 @@ def table(result: dict[str, Any]) -> str:
              f"{result['every']:g} s, {result['sentences']} per room size; answers capped at the "
              "guard's length budget (characters over an assumed "
              f"{DEFAULT_CHARS_PER_TOKEN:g} characters per token, 1.5 for Chinese and Japanese). "
-             f"Recogniser beside it: {result['recogniser'] or 'none (issue 38 has not landed)'}.",
+             f"Recogniser beside it: {result['recogniser'] or 'none (--no-recogniser)'}.",
              "", "| system | cores | languages | lag p50 s | lag p95 s | unfinished | tokens/s "
              "| within 2 s |", "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in result["results"]:
@@ -300,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds to wait for the last translations")
     parser.add_argument("--stop-early", action="store_true",
                         help="skip larger rooms once one misses 2 s")
+    parser.add_argument("--no-recogniser", dest="recogniser", action="store_false",
+                        help="without the speech recogniser running beside the class")
     parser.add_argument("--out", help="write the JSON results here")
     parser.add_argument("--doc", help="write the table between this document's markers")
     return parser
@@ -309,13 +351,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
+    args.recogniser_work = None
+    if args.recogniser:
+        args.recogniser_work = Path(args.work_dir or tempfile.mkdtemp(prefix="hymt-pace-")) / \
+            "whisper"
     result = run(args)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1, default=str) + "\n",
                                   encoding="utf-8")
-    publish(table(result), args.doc, DOC_START, DOC_END)
+    publish(render(result), args.doc, DOC_START, DOC_END)
     return 0
+
+
+def render(data: dict[str, Any]) -> str:
+    """The Markdown tables of one run (the JSON ``--out`` writes)."""
+    return table(data)
 
 
 

@@ -250,16 +250,25 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a smoke run: 8 students, 4 languages, 12 s, away 3 s")
     parser.add_argument("--out", help="JSON results (default runs/room-<time>.json)")
     parser.add_argument("--doc", help="also write the table between the bench-room markers")
+    parser.add_argument("--speech", action="store_true",
+                        help="the teacher speaks instead: live captions and translations over "
+                             "the microphone's WebSocket (python -m benchmarks.bench room "
+                             "--speech --help)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[2:] if argv is None else argv)
+    if "--speech" in argv:  # a spoken class: benchmarks/room_speech.py
+        from benchmarks import room_speech
+
+        return room_speech.main([a for a in argv if a != "--speech"])
     args = build_parser().parse_args(argv)
     cfg = Config(args.students, args.languages, args.duration, args.every, args.away, args.engine)
     if args.quick:
         cfg = Config(8, 4, 12.0, 2.0, 3.0, args.engine)
     result = {"config": asdict(cfg), "command": "python -m benchmarks.bench room "
-              + " ".join(sys.argv[2:] if argv is None else argv),
+              + " ".join(argv),
               "machine": f"{platform.machine()}, {_cores()} cores",
               "started": f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"}
     with contextlib.suppress(KeyboardInterrupt):

@@ -68,7 +68,8 @@ TABLES: tuple[Table, ...] = (
     Table("bench-guards", "guards.json", "benchmarks.guards:render_cost"),
     Table("bench-bf16", "bf16-page.json", "benchmarks.bf16:table"),
     Table("bench-speculative", "speculative.json", "benchmarks.speculative:table"),
-    Table("bench-pace", "pace.json", "benchmarks.pace:table"),
+    Table("room-speech", "room-speech.json", "benchmarks.room_speech:render"),
+    Table("pace", "pace.json", "benchmarks.pace:render"),
     Table("pdf", "pdf.json", "benchmarks.pdf:render"),
 )
 

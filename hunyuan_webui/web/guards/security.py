@@ -215,6 +215,8 @@ class SlowClientProtocol(H11Protocol):
         if self._body_timer is not None:
             self._body_bytes += len(data)
         super().data_received(data)
+        if self._upgraded():
+            return
         if self.conn.their_state is h11.IDLE:  # a request's headers are still to come
             if self._header_timer is None:
                 self._arm()
@@ -236,6 +238,19 @@ class SlowClientProtocol(H11Protocol):
         self._stop_body_timer()
         super().connection_lost(exc)
 
+    def _upgraded(self) -> bool:
+        """The connection became a WebSocket (uvicorn handed the transport to its WebSocket
+        protocol): these deadlines are for HTTP requests, not for a microphone that streams
+        for an hour. Without this, the body-rate check, armed by the upgrade request, closed
+        every WebSocket 5 s after it opened (this protocol no longer sees its bytes)."""
+        if self.transport.get_protocol() is self:
+            return False
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+        self._stop_body_timer()
+        return True
+
     def _arm(self) -> None:
         self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
 
@@ -255,7 +270,8 @@ class SlowClientProtocol(H11Protocol):
 
     def _check_body(self) -> None:
         self._body_timer = None
-        if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing():
+        if self.conn.their_state is not h11.SEND_BODY or self.transport.is_closing() or \
+                self._upgraded():
             return
         if self.flow is not None and self.flow.read_paused:
             self._body_excused += self._tick  # the server is not reading: not the client's fault
