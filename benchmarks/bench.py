@@ -341,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
                "python -m benchmarks.bench room --help; speculative decoding on and off: "
                "python -m benchmarks.bench speculative --help; bf16 against fp32 and llama.cpp: "
                "python -m benchmarks.bench bf16 --help; how many languages a room keeps pace "
-               "with: python -m benchmarks.bench pace --help")
+               "with: python -m benchmarks.bench pace --help; what a PDF costs beyond its "
+               "translation: python -m benchmarks.bench pdf --help")
     parser.add_argument("--size", choices=sorted(bench_peers.SIZES), default="cpu",
                         help="checkpoint shape: cpu = 31M params for a CPU (default), 7b = the "
                              "real 7B shape for a GPU, small = 4M, tiny = 0.7M for tests")
@@ -503,7 +504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return bench_classroom.main(argv[1:])
     if argv[:1] == ["room"]:  # a class: one teacher, many students' streams (docs/PERFORMANCE.md)
         return bench_room.main(argv[1:])
-    if argv[:1] in (["speculative"], ["pace"], ["bf16"]):  # issue 34's tables (PERFORMANCE.md)
+    # issue 34's tables, and issue 37's PDF (PERFORMANCE.md)
+    if argv[:1] in (["speculative"], ["pace"], ["bf16"], ["pdf"]):
         module = importlib.import_module(f"benchmarks.{argv[0]}")
         return int(module.main(argv[1:]))
     parser = build_parser()

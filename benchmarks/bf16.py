@@ -228,9 +228,10 @@ def table(result: dict[str, Any]) -> str:
     if same:
         lines += ["", f"bf16 answers through `POST /v1/translate` (greedy, speculative decoding "
                   f"on) against the bf16 reference forward, transformers' `generate` on the "
-                  f"model as the app loads it: {sum(same)} of {len(same)} the same; against "
-                  f"`generate` on the model as transformers alone loads it (`F.linear`, whose "
-                  f"one-row kernel rounds otherwise): {sum(plain)} of {len(plain)}."]
+                  f"model as the app loads it: {sum(same)} of {len(same)} the same"
+                  + (f"; against `generate` on the model as transformers alone loads it "
+                     f"(`F.linear`, whose one-row kernel rounds otherwise): {sum(plain)} of "
+                     f"{len(plain)}." if plain else ".")]
     return "\n".join(lines)
 
 

@@ -14,11 +14,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hunyuan_webui.urls import free_port
+
+if TYPE_CHECKING:  # the tables' check imports the room benchmark with the standard library alone
+    import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -100,6 +101,8 @@ class ServerProcess:
 
     async def ready(self, http: httpx.AsyncClient) -> tuple[int | None, dict[str, Any]]:
         """/ready's status code and JSON (None, {} when it does not answer within 5 s)."""
+        import httpx
+
         try:
             r = await http.get(self.url + "/ready", timeout=5)
             return r.status_code, r.json()

@@ -230,6 +230,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "bandwidth": bandwidth, "threads": torch.get_num_threads(), "amx": cpu_has_amx(),
             "machine": bench_report.machine_info(load_before),
             "command": "python -m benchmarks.cpu_laptop " + " ".join(args.argv),
+            "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "results": [{**asdict(r), "share": r.share} for r in results]}
 
 
@@ -243,7 +244,7 @@ def table(result: dict[str, Any]) -> str:
     lines = [
         f"Command: `{result['command']}`",
         "",
-        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {machine['cpus']} CPUs "
+        f"Run {result['when']} on {machine['cpus']} CPUs "
         f"({machine['processor']}), {result['threads']} engine thread(s), torch "
         f"{machine['torch']}; load average {machine['load_before']} before, "
         f"{machine['load_after']} after. Model: {model}, random weights; {result['tokens']} "

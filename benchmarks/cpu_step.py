@@ -25,6 +25,7 @@ It also reports how many multiplies a step makes in each.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -116,16 +117,16 @@ def measure(model_dir: str, batch: int, steps: int, dtype: str = "fp32") -> dict
             "multiplies": {name: arrangement.multiplies(name) for name in ARRANGEMENTS}}
 
 
-def table(result: dict[str, Any], command: str) -> str:
-    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def render(result: dict[str, Any]) -> str:
+    """The table from the run's JSON (benchmarks/results/cpu-step.json)."""
     direct = result["ms"]["direct"]
-    lines = [f"Command: `{command}`", "",
-             f"Run {when} on {cpu_model()}, {result['threads']} threads, "
+    lines = [f"Command: `{result['command']}`", "",
+             f"Run {result['when']} on {result['processor']}, {result['threads']} threads, "
              f"{result.get('dtype', 'fp32')}; {result['batch']} rows, "
              f"{result['steps']} steps of each arrangement, alternating.", "",
              "| step | what computes it | multiplies per step | step p50 ms | / direct |",
              "|---|---|---:|---:|---:|"]
-    for name in ARRANGEMENTS:
+    for name in (n for n in ARRANGEMENTS if n in result["ms"]):  # older runs lack "plain"
         ms = result["ms"][name]
         lines.append(f"| {name} | {DESCRIBED[name]} | {result['multiplies'][name]} | {ms:.2f} "
                      f"| {ms / direct:.2f} |")
@@ -139,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200, help="steps of each arrangement")
     parser.add_argument("--dtype", default="fp32", choices=("fp32", "bf16"))
     parser.add_argument("--doc", help="write the table between this Markdown file's markers")
+    parser.add_argument("--out", help="write the run's JSON here (benchmarks/results/cpu-step.json)")
     args = parser.parse_args(argv)
     command = "python -m benchmarks.cpu_step " + " ".join(argv or sys.argv[1:])
     from hunyuan_webui.engine.threads import let_idle_threads_sleep
@@ -154,7 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     start, end = ((DOC_START, DOC_END) if args.dtype == "fp32" else
                   (DOC_START.replace("step", f"step-{args.dtype}"),
                    DOC_END.replace("step", f"step-{args.dtype}")))
-    publish(table(result, command.strip()), args.doc, start, end)
+    result.update(command=command.strip(), processor=cpu_model(),
+                  when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    publish(render(result), args.doc, start, end)
     return 0
 
 

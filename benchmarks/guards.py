@@ -29,15 +29,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from benchmarks import guard_corpus
 from benchmarks.report import percentile, publish
-from hunyuan_webui import models
-from hunyuan_webui.demo.model import ensure_demo_model
-from hunyuan_webui.demo.phrases import load_phrases
-from hunyuan_webui.engine.local import LocalEngine
-from hunyuan_webui.service import TranslationRequest, Translator
-from hunyuan_webui.settings import Settings
+
+if TYPE_CHECKING:  # the tables' check renders the JSON without loading the service
+    from hunyuan_webui.service import TranslationRequest, Translator
 
 DOC_START, DOC_END = "<!-- bench-guards:start -->", "<!-- bench-guards:end -->"
 CORPUS_START, CORPUS_END = "<!-- bench-guards-corpus:start -->", "<!-- bench-guards-corpus:end -->"
@@ -94,6 +91,12 @@ def _events(translator: Translator) -> int:
 
 
 def measure(model: str, rounds: int, repeat: int) -> list[Round]:
+    from hunyuan_webui import models
+    from hunyuan_webui.demo.phrases import load_phrases
+    from hunyuan_webui.engine.local import LocalEngine
+    from hunyuan_webui.service import TranslationRequest, Translator
+    from hunyuan_webui.settings import Settings
+
     spec = models.resolve(model)
     engine = LocalEngine(spec, max_batch_size=16, max_queued=256, max_new_tokens=64)
     try:
@@ -134,14 +137,19 @@ def figures(rounds: list[Round]) -> dict[str, dict[str, float]]:
     return out
 
 
-def table(rounds: list[Round], model: str) -> str:
-    cost = figures(rounds)
-    on, off = cost["on"], cost["off"]
+def _when(result: dict[str, Any], key: str = "measured") -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.strptime(result.get(key, result["measured"]),
+                                                              "%Y-%m-%dT%H:%M:%SZ"))
+
+
+def render_cost(result: dict[str, Any]) -> str:
+    """The cost table from the run's JSON (benchmarks/results/guards.json)."""
+    on, off = result["cost"]["on"], result["cost"]["off"]
     ratio = on["tokens_per_s"] / off["tokens_per_s"]
     first = on["first_text_p50_ms"] / off["first_text_p50_ms"] if off["first_text_p50_ms"] else 0
     return "\n".join([
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with "
-        f"`python -m benchmarks.guards --rounds {on['rounds']}` on `{Path(model).name}`: "
+        f"Measured {_when(result)} with "
+        f"`python -m benchmarks.guards --rounds {on['rounds']}` on `{result['model']}`: "
         f"{CLIENTS} client threads, every demo phrase, the model card's sampling, no cache; the "
         "settings in turns.",
         "",
@@ -158,11 +166,11 @@ def table(rounds: list[Round], model: str) -> str:
     ])
 
 
-def corpus_table(found: dict[str, object], command: str) -> str:
+def render_corpus(result: dict[str, Any]) -> str:
     """What the corpora show: per kind of bad answer, caught or fixed; the false alarms."""
-    bad, legit = found["misbehaving"], found["legit"]
-    assert isinstance(bad, dict) and isinstance(legit, dict)
-    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} with `{command}`: "
+    bad, legit = result["corpus"]["misbehaving"], result["corpus"]["legit"]
+    lines = [f"Measured {_when(result, 'corpus_measured')} with "
+             "`python -m benchmarks.guards --corpus`: "
              f"{bad['cases']} bad answers of `tests/data/guards/misbehaving.tsv` and "
              f"{legit['cases']} legitimate translations ({legit['language_pairs']} language "
              "pairs) of `tests/data/guards/legit.tsv`, each through the service as a model "
@@ -179,6 +187,8 @@ def corpus_table(found: dict[str, object], command: str) -> str:
 
 
 def run_corpus() -> dict[str, object]:
+    from benchmarks import guard_corpus
+
     legit = guard_corpus.run(guard_corpus.load_legit())
     bad = guard_corpus.run(guard_corpus.load_misbehaving())
     return guard_corpus.summary(legit, bad)
@@ -191,37 +201,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="times each phrase in a round")
     parser.add_argument("--doc", default="", help="write the table into this file's markers")
     parser.add_argument("--corpus", action="store_true",
-                        help="also the corpora (caught per kind, false alarms); keep the figures "
-                             "in --results")
-    parser.add_argument("--results", default=str(RESULTS), help="the run's JSON (--corpus)")
+                        help="also the corpora (caught per kind, false alarms)")
+    parser.add_argument("--results", default=str(RESULTS),
+                        help="the run's JSON (kept with --corpus; without it, its cost replaced)")
     args = parser.parse_args(argv)
+    from hunyuan_webui.demo.model import ensure_demo_model
+
     model = args.model or str(ensure_demo_model())
-    found = run_corpus() if args.corpus else None
-    if found is not None:
-        command = "python -m benchmarks.guards --corpus"
-        publish(corpus_table(found, command), args.doc, CORPUS_START, CORPUS_END)
-    rounds = measure(model, args.rounds, args.repeat)
-    publish(table(rounds, model), args.doc, DOC_START, DOC_END)
-    if found is not None and args.results:
-        keep(found, figures(rounds), model, args)
+    path = Path(args.results) if args.results else None
+    kept = json.loads(path.read_text(encoding="utf-8")) if path and path.exists() else {}
+    found = run_corpus() if args.corpus else kept.get("corpus")
+    result = keep(found, figures(measure(model, args.rounds, args.repeat)), model, args)
+    if not args.corpus and found is not None:  # the corpora's figures and time as they were
+        result["corpus_measured"] = kept.get("corpus_measured", kept["measured"])
+    if found is not None and args.corpus:
+        publish(render_corpus(result), args.doc, CORPUS_START, CORPUS_END)
+    publish(render_cost(result), args.doc, DOC_START, DOC_END)
+    if path and found is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
-def keep(found: dict[str, object], cost: dict[str, dict[str, float]], model: str,
-         args: argparse.Namespace) -> None:
-    """The run's figures, small: what the tables were made from."""
+def keep(found: object, cost: dict[str, dict[str, float]], model: str,
+         args: argparse.Namespace) -> dict[str, Any]:
+    """The run's figures, small: what the tables are made from."""
     import platform
 
-    out = {"command": f"python -m benchmarks.guards --corpus --rounds {args.rounds} "
-                      f"--repeat {args.repeat}",
-           "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "model": Path(model).name, "clients": CLIENTS,
-           "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                       "load_average": [round(x, 2) for x in os.getloadavg()]},
-           "corpus": found, "cost": cost}
-    path = Path(args.results)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    corpus = " --corpus" if args.corpus else ""
+    return {"command": f"python -m benchmarks.guards{corpus} --rounds {args.rounds} "
+                       f"--repeat {args.repeat}",
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "model": Path(model).name, "clients": CLIENTS,
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                        "load_average": [round(x, 2) for x in os.getloadavg()]},
+            "corpus": found, "cost": cost}
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
 """The benchmark's numbers: percentiles, one :class:`Row` per system and client count, the
-target ratios, and the markdown report written into docs/PERFORMANCE.md."""
+target ratios, and the markdown report written into docs/PERFORMANCE.md.
+
+``python -m benchmarks.report --check`` (or ``--write``) regenerates every table of
+docs/PERFORMANCE.md from the committed JSON of its run: :mod:`benchmarks.tables` (the registry of
+marker pairs, JSON files and render functions, and how to add one)."""
 
 from __future__ import annotations
 
 import os
 import platform
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,14 +134,32 @@ COLUMNS = (("system", "system"), ("clients", "clients"), ("requests", "requests"
            ("requests_per_s", "req/s"), ("tokens_checked", "tokens ok"))
 
 
-def markdown_table(rows: list[Row]) -> str:
+def handicaps(settings: dict[str, Any]) -> dict[str, str]:
+    """What each system runs without or with less of, said in its rows: the in-process paged
+    cache is sized for the clients (as `serve-cb`'s is in the controlled condition), and the
+    page's endpoint samples as the model card says (it takes no options)."""
+    from benchmarks.peers import cb_blocks_for
+
+    blocks = cb_blocks_for(max(settings.get("concurrency") or [1]), settings.get("tokens", 64))
+    out = {"hf-cb": f"paged cache capped at {blocks} blocks",
+           "app-gradio": "repetition penalty 1.05"}
+    if not settings.get("defaults"):
+        out["serve-cb"] = f"paged cache capped at {blocks} blocks"
+    elif settings.get("cb_memory"):
+        out["serve-cb"] = f"paged cache capped at {settings['cb_memory']:g} of free memory"
+    return out
+
+
+def markdown_table(rows: list[Row], notes: dict[str, str] | None = None) -> str:
     lines = ["| " + " | ".join(title for _, title in COLUMNS) + " |",
              "|" + "|".join("---" if key == "system" else "---:" for key, _ in COLUMNS) + "|"]
     for row in rows:
         cells = []
         for key, _ in COLUMNS:
             value = getattr(row, key)
-            if key == "tokens_checked":
+            if key == "system" and notes and value in notes:
+                value = f"{value} ({notes[value]})"
+            elif key == "tokens_checked":
                 value = "yes" if value else "**NO**"
             elif key == "requests" and row.failed:
                 value = f"{value} ({row.failed} failed)"
@@ -183,7 +206,7 @@ def report_markdown(result: dict[str, Any]) -> str:
         f"tokens per request; {result['settings']['rounds']} round(s); "
         + condition_text(result["settings"]),
         "",
-        markdown_table(rows),
+        markdown_table(rows, handicaps(result["settings"])),
     ]
     if result["targets"]:
         parts += ["", targets_markdown(result["targets"])]
@@ -203,12 +226,62 @@ def report_markdown(result: dict[str, Any]) -> str:
                       f"repeats {repeats} ms); model called once: "
                       f"{'yes' if cache['model_called_once'] else 'NO'}; same text: "
                       f"{'yes' if cache['same_text'] else 'NO'}."]
-    agree = prompts_agree(result.get("prompt_tokens", {}))
-    parts += ["", f"Prompt lengths reported by {', '.join(sorted(result.get('prompt_tokens', {})))}"
+    reported = sorted(result.get("prompt_tokens") or result.get("prompt_systems", []))
+    agree = (prompts_agree(result["prompt_tokens"]) if "prompt_tokens" in result
+             else result.get("prompts_agree", False))
+    parts += ["", f"Prompt lengths reported by {', '.join(reported)}"
                   f" agree token for token: {'yes' if agree else 'NO'}."]
     if result.get("skipped"):
         parts += ["", "Skipped: " + "; ".join(f"{k}: {v}" for k, v in result["skipped"].items())]
     return "\n".join(parts)
+
+
+SUMMARY = (  # (what, the targets' names it joins: JSON API first, then Gradio)
+    ("app tokens/s at 8 clients >= 3x the baseline (JSON API / Gradio)",
+     "tokens/s at 8 clients / baseline"),
+    ("app tokens/s at 8 clients >= 1.5x the best `transformers serve` (JSON API / Gradio)",
+     "tokens/s at 8 clients / best transformers serve"),
+    ("first text at 1 client <= 1.3x the engine's own first-token time (JSON API / Gradio)",
+     "TTFT p50 at 1 client / engine's own first-token time"),
+    ("llama.cpp engine faster than our PyTorch engine at 1 client",
+     "llamacpp tokens/s at 1 client / PyTorch engine"),
+)
+
+
+def summary(controlled: dict[str, Any], defaults: dict[str, Any]) -> str:
+    """The targets of both conditions side by side, from the two runs' JSON."""
+    runs = {"controlled": controlled, "at defaults": defaults}
+    lines = [f"Targets, both conditions: the controlled run of {controlled['started']} "
+             f"({controlled['settings'].get('threads')} thread, "
+             f"{controlled['settings']['tokens']} tokens) and the run at defaults of "
+             f"{defaults['started']} ({defaults['settings']['tokens']} tokens), the tables above.",
+             "", "| target | controlled | at defaults | met |", "|---|---:|---:|---|"]
+    for what, name in SUMMARY:
+        cells, met = [], {}
+        for label, run in runs.items():
+            found = [c for c in run["targets"] if c["target"].endswith(name)
+                     and (name.startswith("llamacpp") or c["target"].startswith("app-"))]
+            found.sort(key=lambda c: not c["target"].startswith("app-api"))
+            cells.append(" / ".join(f"{c['value']:.2f}x" for c in found) or "—")
+            met[label] = all(c["met"] for c in found) if found else None
+        lines.append(f"| {what} | {cells[0]} | {cells[1]} | {_met(met)} |")
+    caches = [run.get("cache_check") for run in runs.values()]
+    if all(caches):
+        cells = [f"{100 * c['repeat_fraction']:.2f}%, {'once' if c['model_called_once'] else 'NOT once'}"
+                 for c in caches]
+        met = {label: c["repeat_fraction"] <= TARGETS["cache_repeat_fraction"]
+               and c["model_called_once"] for label, c in zip(runs, caches)}
+        lines.append("| second identical request < 5% of the first, model called once | "
+                     f"{cells[0]} | {cells[1]} | {_met(met)} |")
+    return "\n".join(lines)
+
+
+def _met(met: dict[str, bool | None]) -> str:
+    if all(met.values()):
+        return "yes"
+    if not any(met.values()):
+        return "**no**"
+    return ", ".join(f"{label} {'yes' if ok else '**no**'}" for label, ok in met.items())
 
 
 def update_doc(path: Path, block: str, start: str = DOC_START, end: str = DOC_END) -> None:
@@ -262,3 +335,9 @@ def prompts_agree(prompt_tokens: dict[str, dict[Any, list[int]]]) -> bool:
         for prompt_index, lengths in per_prompt.items():
             merged.setdefault(str(prompt_index), set()).update(lengths)
     return all(len(lengths) == 1 for lengths in merged.values())
+
+
+if __name__ == "__main__":
+    from benchmarks.tables import main
+
+    sys.exit(main())

@@ -20,14 +20,19 @@ are cached in ``--work`` (default: a temporary folder).
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
+from benchmarks.report import publish
+
+DOC_START, DOC_END = "<!-- speech-rtf:start -->", "<!-- speech-rtf:end -->"
 
 # name: (d_model, encoder layers, decoder layers, heads, mels, vocabulary)
 SIZES = {
@@ -73,6 +78,8 @@ def time_size(directory: Path, device: str, compute_type: str, threads: int,
 
     model = ctranslate2.models.Whisper(str(directory), device=device, compute_type=compute_type,
                                        intra_threads=threads)
+    import numpy as np
+
     features = np.random.default_rng(0).standard_normal((1, model.n_mels, 3000))
     view = ctranslate2.StorageView.from_array(features.astype(np.float32))
     prompt = [[50258, 50259, 50360 if model.num_languages == 100 else 50359,
@@ -90,6 +97,21 @@ def time_size(directory: Path, device: str, compute_type: str, threads: int,
     return out
 
 
+def render(result: dict[str, Any]) -> str:
+    """The table from the run's JSON (benchmarks/results/speech-rtf.json)."""
+    lines = [f"`{result['command']}` on {result['machine']}, {result['when']}: "
+             f"{result['device']}, {result['compute_type']}, {result['threads']} threads; median "
+             f"of {result['repeats']}; the decoder writes {result['tokens_per_s']:g} tokens per "
+             "second of speech.", "",
+             "| size | " + " | ".join(f"{length:g} s utterance: s / RTF" for length in LENGTHS)
+             + " |", "|---|" + "---|" * len(LENGTHS)]
+    for name, by in result["seconds"].items():
+        cells = " | ".join(f"{by[f'{length:g}']:.2f} / {by[f'{length:g}'] / length:.2f}"
+                           for length in LENGTHS)
+        lines.append(f"| {name} | {cells} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.speech_rtf",
                                      description=__doc__.split("\n\n")[0])
@@ -99,24 +121,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--work", help="folder for the converted models (kept)")
+    parser.add_argument("--out", help="the run's JSON (benchmarks/results/speech-rtf.json)")
+    parser.add_argument("--doc", help="write the table between this document's markers")
     args = parser.parse_args(argv)
     compute_type = "float16" if args.device == "cuda" else "int8"
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="speech-rtf-"))
     work.mkdir(parents=True, exist_ok=True)
-    rows = []
+    result = {"command": "python -m benchmarks.speech_rtf " + " ".join(
+                  sys.argv[1:] if argv is None else argv),
+              "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+              "load_average": [round(x, 2) for x in os.getloadavg()],
+              "device": args.device, "compute_type": compute_type, "threads": args.threads,
+              "repeats": args.repeats, "tokens_per_s": TOKENS_PER_S, "seconds": {}}
     for name in args.sizes.split(","):
         directory = build(name.strip(), work, compute_type)
         timings = time_size(directory, args.device, compute_type, args.threads, args.repeats)
-        rows.append((name.strip(), timings))
+        result["seconds"][name.strip()] = {f"{length:g}": round(statistics.median(t), 3)
+                                           for length, t in timings.items()}
         print(f"{name}: done", file=sys.stderr, flush=True)
-    print(f"\n{args.device}, {compute_type}, {args.threads} threads, {os.cpu_count()} cores; "
-          f"median of {args.repeats}; decoder {TOKENS_PER_S} tokens per second of speech\n")
-    head = " | ".join(f"{length:g} s utterance: s / RTF" for length in LENGTHS)
-    print(f"| size | {head} |\n|---|" + "---|" * len(LENGTHS))
-    for name, timings in rows:
-        cells = " | ".join(f"{statistics.median(t):.2f} / {statistics.median(t) / length:.2f}"
-                           for length, t in timings.items())
-        print(f"| {name} | {cells} |")
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    publish(render(result), args.doc, DOC_START, DOC_END)
     return 0
 
 

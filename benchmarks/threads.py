@@ -155,9 +155,10 @@ def measure(model_dir: str, batch: int, steps: int, rounds: int, engine: str = "
             "ms_per_step": results}
 
 
-def table(result: dict, command: str) -> str:
+def render(result: dict) -> str:
+    """The table from the run's JSON (benchmarks/results/threads.json, threads-llamacpp.json)."""
     names = [name for name, _, _ in settings(result["cores"])]
-    lines = [f"Command: `{command}`", "",
+    lines = [f"Command: `{result['command']}`", "",
              f"Run {result['at']} on {result['cores']} CPUs ({result['processor']}); "
              + ("our llama.cpp engine (an F32 GGUF of the checkpoint); "
                 if result.get("engine") == "llamacpp" else "") + "decoding "
@@ -183,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=120)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--doc", help="write the table between this Markdown file's markers")
+    parser.add_argument("--out", help="write the run's JSON here (benchmarks/results/threads.json)")
     parser.add_argument("--engine", choices=("local", "llamacpp"), default="local",
                         help="local: our PyTorch engine's step; llamacpp: our llama.cpp engine's")
     parser.add_argument("--step-worker", help=argparse.SUPPRESS)
@@ -206,7 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             bench_gguf(model_dir)  # written once, before any timing
         result = measure(model_dir, args.batch, args.steps, args.rounds, args.engine)
-    text = table(result, command.strip())
+    result["command"] = command.strip()
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    text = render(result)
     print(text)
     if args.doc:
         markers = LLAMACPP_DOC if args.engine == "llamacpp" else (DOC_START, DOC_END)

@@ -182,7 +182,7 @@ CH1 = """<?xml version="1.0" encoding="utf-8"?>
 <h1 id="c1">欢迎来到北京。</h1>
 <p>谢谢你的帮助。今天天气很好。</p>
 <p><a href="ch2.xhtml#s1">我们明天见。</a></p>
-<p><img src="images/dot.png" alt="dot"/></p>
+<p><img src="images/dot.png" alt="你好"/></p>
 </body>
 </html>
 """

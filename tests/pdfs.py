@@ -4,6 +4,7 @@ image), and what a result PDF holds (its text blocks read back with pdfminer.six
 from __future__ import annotations
 
 import io
+import re
 import zlib
 from pathlib import Path
 
@@ -222,3 +223,18 @@ def assert_in_boxes(source: bytes, result: bytes, tolerance: float = 0.05) -> No
         for text, (x0, y0, x1, y1) in after:
             assert any(x0 >= bx0 - dx and x1 <= bx1 + dx and y0 >= by0 - dy and y1 <= by1 + dy
                        for _, (bx0, by0, bx1, by1) in before), (page, text, (x0, y0, x1, y1))
+
+
+def sentences(text: str) -> list[str]:
+    return re.findall(r"[^。？]+[。？]?", text)
+
+
+def translated(text: str) -> str:
+    """The demo model's English for one of the lesson's blocks, sentence by sentence."""
+    return " ".join(ANSWERS[s] for s in sentences(text))
+
+
+# The lesson's blocks in reading order (pdfminer.six's: the table column by column), and each
+# one's English.
+LESSON_BLOCKS = (HEADING, *PARAGRAPHS, CELLS[0][0], CELLS[1][0], CELLS[0][1], CELLS[1][1])
+LESSON_ENGLISH = tuple(translated(text) for text in LESSON_BLOCKS)

@@ -45,7 +45,8 @@ Formats:
 - ``.pptx`` and ``.xlsx``: the slides' and notes' text, the cells' strings, per formatting span
   as for ``.docx``; every other member of the package copied byte for byte
   (:mod:`hunyuan_webui.files.office`).
-- ``.pdf``: the same pages, each text block translated in its box (:mod:`hunyuan_webui.files.pdf`).
+- ``.pdf``: the same pages, each text block translated in its box (:mod:`hunyuan_webui.files.pdf`);
+  or, ``output_format="docx"``, a Word file of its blocks in reading order.
 - ``.csv``: ``csv`` with a sniffed dialect; the header row is kept; only the chosen columns (by
   default every column with prose in it) are translated. Rows and fields that are not translated
   are copied byte for byte, and a translated field keeps its original quoting.
@@ -65,7 +66,8 @@ from dataclasses import dataclass
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError, InputTooLongError
-from hunyuan_webui.files.bilingual import BILINGUAL
+from hunyuan_webui.files.bilingual import BILINGUAL, COLUMNS, OUTPUTS, SIDE_BY_SIDE
+from hunyuan_webui.files.bilingual import mode as bilingual_mode
 from hunyuan_webui.files.common import (
     SUPPORTED,
     Batch,
@@ -88,7 +90,7 @@ from hunyuan_webui.files.subtitles import srt_file
 from hunyuan_webui.files.tables import csv_file, read_table
 from hunyuan_webui.files.word import docx_file
 
-__all__ = ["BILINGUAL", "SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns",
+__all__ = ["BILINGUAL", "COLUMNS", "OUTPUTS", "SUPPORTED", "FileResult", "ReadFile", "TranslateFn", "csv_columns",
            "read_file", "translate_file"]
 
 DEFAULT_MAX_BYTES = 5_000_000
@@ -120,7 +122,8 @@ def translate_file(
     csv_columns: Sequence[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     target_for: Callable[[list[str]], str] | None = None,
-    bilingual: bool = False,
+    bilingual: bool | str = False,
+    output_format: str = "",
 ) -> FileResult:
     """Translate one uploaded file, keeping its format and structure.
 
@@ -132,7 +135,8 @@ def translate_file(
     language may go into another).
     """
     read = read_file(filename, data, lang=lang, target_lang=target_lang,
-                     csv_columns=csv_columns, max_bytes=max_bytes, bilingual=bilingual)
+                     csv_columns=csv_columns, max_bytes=max_bytes, bilingual=bilingual,
+                     output_format=output_format)
     try:
         return read.translate(translate, target_for)
     finally:
@@ -179,15 +183,25 @@ def _closed(rendered: list[str]) -> bytes:
 
 def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lang: str = "en",
               csv_columns: Sequence[str] | None = None,
-              max_bytes: int = DEFAULT_MAX_BYTES, bilingual: bool = False) -> ReadFile:
+              max_bytes: int = DEFAULT_MAX_BYTES, bilingual: bool | str = False,
+              output_format: str = "") -> ReadFile:
     """Read one uploaded file, refusing (with words) an unsupported type, a file over
     ``max_bytes``, a package that unpacks too far (:mod:`~hunyuan_webui.files.package`) and
     content that is not what its name says; nothing is translated yet. ``bilingual``: the file
-    comes back with each paragraph followed by its translation (:data:`BILINGUAL` formats)."""
+    comes back with each paragraph followed by its translation (True or "paragraphs",
+    :data:`BILINGUAL` formats) or beside it in a two-column table ("columns", a PDF's or a
+    Word file's).
+    ``output_format``: what the file comes back as ("docx" for a PDF; its own by default)."""
     ext = extension(filename)
+    bilingual = bilingual_mode(bilingual)
+    output = _output(ext, output_format)
     if bilingual and ext not in BILINGUAL:
         raise InputError(f"A bilingual copy is made of {', '.join(sorted(BILINGUAL))} files, "
                          f"not of {ext} files.")
+    if bilingual == SIDE_BY_SIDE and ext not in COLUMNS:
+        raise InputError(f"A side-by-side (two-column) copy is made of "
+                         f"{', '.join(sorted(COLUMNS))} files; a {ext} file's bilingual copy has "
+                         "each paragraph followed by its translation (bilingual=true).")
     target = languages.normalize(target_lang)
     if lang is not None and lang.strip().lower() not in ("", languages.AUTO):
         lang = languages.normalize(lang)
@@ -196,7 +210,8 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     if len(data) > max_bytes:
         raise InputTooLongError(f"The file is {size(len(data))}; the limit is {size(max_bytes)}.")
     batch = Batch(lang, target=target)
-    batch.bilingual = bilingual
+    batch.bilingual = bool(bilingual)
+    batch.side_by_side = bilingual == SIDE_BY_SIDE
     if ext == ".docx":
         finish = docx_file(data, batch, max_bytes)
     elif ext == ".pptx":
@@ -204,7 +219,7 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
     elif ext == ".xlsx":
         finish = xlsx_file(data, batch, max_bytes)
     elif ext == ".pdf":
-        finish = pdf_file(data, batch, max_bytes)
+        finish = pdf_file(data, batch, max_bytes, output=output.lstrip("."), bilingual=bilingual)
     elif ext == ".csv":
         finish = csv_file(decode(data, ext), batch, csv_columns)
     elif ext == ".srt":
@@ -219,10 +234,22 @@ def read_file(filename: str, data: bytes, *, lang: str | None = None, target_lan
         finish = epub_file(data, batch, max_bytes)
     else:
         finish = txt_file(decode(data, ext), batch)
+    stem, suffix = filename[: len(filename) - len(ext)], filename[len(filename) - len(ext):]
     if bilingual:  # lesson.docx -> lesson.bilingual.en.docx
-        stem, dot, ext_ = filename.rpartition(".")
-        filename = f"{stem}.bilingual{dot}{ext_}"
-    return ReadFile(filename, batch, finish)
+        stem += ".bilingual"
+    return ReadFile(stem + (suffix if output == ext else output), batch, finish)  # lesson.pdf as a Word file: lesson.en.docx
+
+
+def _output(ext: str, output_format: str) -> str:
+    """The extension a file of type ``ext`` comes back with, ``output_format`` asked."""
+    wanted = output_format.strip().lower().lstrip(".")
+    if not wanted or "." + wanted == ext:
+        return ext
+    if "." + wanted in OUTPUTS.get(ext, ()):
+        return "." + wanted
+    others = [f"{kind} as {', '.join(sorted(outs))}" for kind, outs in sorted(OUTPUTS.items())]
+    raise InputError(f"A {ext} file cannot come back as {wanted!r}: a file comes back in its "
+                     f"own format, and {'; '.join(others)}.")
 
 
 def csv_columns(data: bytes) -> list[str]:

@@ -23,20 +23,56 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Sequence
 
+from hunyuan_webui.errors import InputError
 from hunyuan_webui.files import formulas
 
 Rows = list[tuple[str, str]]
-# The formats a bilingual copy is made of: paragraph by paragraph.
-BILINGUAL = frozenset({".docx", ".odt", ".odp", ".ods", ".html", ".htm", ".epub"})
+# The formats a bilingual copy is made of: paragraph by paragraph (a PDF's as flowing text).
+BILINGUAL = frozenset({".docx", ".odt", ".odp", ".ods", ".html", ".htm", ".epub", ".pdf"})
+# The formats whose bilingual copy may also be side by side, in a two-column table.
+COLUMNS = frozenset({".pdf", ".docx"})
+# What a file may come back as besides its own format (``output_format``).
+OUTPUTS = {".pdf": frozenset({".docx"})}
+PARAGRAPHS = "paragraphs"  # each paragraph followed by its translation
+SIDE_BY_SIDE = "columns"  # a two-column table
 
 
-def copy_before(paragraphs: Iterable, drop: frozenset[str]) -> None:
+def header(source: str | None, target: str | None) -> tuple[str, str]:
+    """A side-by-side copy's column names: the languages' English names ("Source" where the
+    file's language was not given)."""
+    from hunyuan_webui import languages
+
+    return (languages.get(source).english if source else "Source",
+            languages.get(target or "en").english)
+
+
+def mode(value: bool | str | None) -> str:
+    """A bilingual request as one of "" (none), :data:`PARAGRAPHS` or :data:`SIDE_BY_SIDE`:
+    ``True``/"true" ask for paragraphs."""
+    if value is None or value is False:
+        return ""
+    if value is True:
+        return PARAGRAPHS
+    word = str(value).strip().lower()
+    if word in ("", "false", "0", "no", "off"):
+        return ""
+    if word in ("true", "1", "yes", "on", PARAGRAPHS):
+        return PARAGRAPHS
+    if word in (SIDE_BY_SIDE, "side-by-side", "table"):
+        return SIDE_BY_SIDE
+    raise InputError("Field 'bilingual' is true, false, paragraphs or columns "
+                     "(side by side, in a two-column table).")
+
+
+def copy_before(paragraphs: Iterable, drop: frozenset[str]) -> list[tuple[object, object]]:
     """Put a copy of each paragraph (lxml elements) right before it, without the elements
     ``drop`` (tags that may exist once only): the copy keeps the source text, the paragraph is
-    then translated in place. A paragraph met twice (nested ones) is copied once."""
+    then translated in place. A paragraph met twice (nested ones) is copied once. The pairs
+    ``(copy, paragraph)``."""
     import copy
 
     seen: set[int] = set()
+    made = []
     for p in paragraphs:
         if id(p) in seen:
             continue
@@ -56,6 +92,8 @@ def copy_before(paragraphs: Iterable, drop: frozenset[str]) -> None:
                     parent.text = (parent.text or "") + tail
         twin.tail = None
         p.addprevious(twin)
+        made.append((twin, p))
+    return made
 
 
 def enclosing(node, tags: tuple[str, ...]):

@@ -30,6 +30,7 @@ class Batch:
         self.target = target  # the language the file goes into: how its sentences are spaced
         # A bilingual copy for learners: each paragraph followed by its translation (bilingual.py)
         self.bilingual = False
+        self.side_by_side = False  # ...and beside it, in a two-column table (columns.py)
         self.max_chars = max_chars
         self.docs: list[Document] = []
         self.sent = 0

@@ -46,6 +46,7 @@ _XHTML_TYPES = ("application/xhtml+xml", "text/html")
 _HTML_NAME = re.compile(r"\.x?html?$", re.IGNORECASE)
 _LANG = re.compile(r"""(\s(?:xml:)?lang\s*=\s*)(["'])[^"']*\2""")
 _HTML_TAG = re.compile(r"<html\b[^>]*>", re.IGNORECASE)
+_DIR = re.compile(r"""(\sdir\s*=\s*)(["'])[^"']*\2""", re.IGNORECASE)
 
 
 def epub_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
@@ -74,13 +75,15 @@ def epub_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
             node.text = rendered[unit]
         for node in opf.iter(_DC + "language"):  # a bilingual copy keeps its source's
             node.text = node.text if batch.bilingual else batch.target or node.text
+        if not batch.bilingual and batch.target:
+            _direct(opf, batch.target)
         out = io.BytesIO()
         with zipfile.ZipFile(out, "w") as package:
             for info, blob in members:
                 if info.filename in finishes:
                     blob = finishes[info.filename](rendered)
                     if not batch.bilingual:  # a bilingual chapter's copies say their language
-                        blob = _relabel(blob, batch.target)
+                        blob = _relabel(blob, batch.target, _rtl(batch.target))
                 elif info.filename in trees:
                     blob = etree.tostring(trees[info.filename].getroottree(),
                                           xml_declaration=True, encoding="UTF-8")
@@ -173,8 +176,25 @@ def _texts(root, tags: tuple[str, ...], batch: Batch) -> list[tuple[object, int]
     return out
 
 
-def _relabel(blob: bytes, target: str | None) -> bytes:
-    """The chapter's ``<html lang xml:lang>`` say the target language."""
+def _rtl(target: str | None) -> bool:
+    from hunyuan_webui import languages
+
+    return bool(target) and languages.get(target).rtl
+
+
+def _direct(opf, target: str) -> None:
+    """The spine's ``page-progression-direction``: ``rtl`` into a language written right to
+    left (pages turn the other way), ``ltr`` out of one (a source book that said ``rtl``)."""
+    for spine in opf.iter(_OPF + "spine"):
+        if _rtl(target):
+            spine.set("page-progression-direction", "rtl")
+        elif spine.get("page-progression-direction") == "rtl":
+            spine.set("page-progression-direction", "ltr")
+
+
+def _relabel(blob: bytes, target: str | None, rtl: bool = False) -> bytes:
+    """The chapter's ``<html lang xml:lang>`` say the target language (and ``dir`` its
+    direction: ``rtl`` into Arabic, Hebrew..., ``ltr`` out of them)."""
     if not target:
         return blob
     head = blob[:4096].decode("utf-8", "ignore")
@@ -182,6 +202,11 @@ def _relabel(blob: bytes, target: str | None) -> bytes:
     if match is None:
         return blob
     tag = _LANG.sub(lambda m: f"{m.group(1)}{m.group(2)}{target}{m.group(2)}", match.group(0))
+    if _DIR.search(tag):
+        tag = _DIR.sub(lambda m: f"{m.group(1)}{m.group(2)}{'rtl' if rtl else 'ltr'}{m.group(2)}",
+                       tag)
+    elif rtl:
+        tag = tag[:-1].rstrip("/").rstrip() + ' dir="rtl">'
     start = len(head[:match.start()].encode("utf-8"))
     end = start + len(match.group(0).encode("utf-8"))
     return blob[:start] + tag.encode("utf-8") + blob[end:]

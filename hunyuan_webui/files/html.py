@@ -8,7 +8,8 @@ byte, as the .md translator keeps Markdown. The text is unescaped before it is t
 escaped again after. Not translated, as in DeepL's HTML handling: ``<script>``, ``<style>`` and
 elements marked ``translate="no"`` (with everything inside them). A sentence cut by an
 inline tag (``a <b>very</b> good day``) is translated in pieces, the price of never sending
-markup to the model.
+markup to the model. An image's ``alt`` text (quoted) is translated too: it is what a screen
+reader reads, and what shows where the image cannot.
 
 A bilingual copy (:attr:`Batch.bilingual`) gives each innermost block that holds text (a
 paragraph, a heading, a list item, a table cell...) twice: as it was, then translated, with the
@@ -28,6 +29,8 @@ RAW = frozenset({"script", "style"})
 BLOCKS = frozenset({"p", "h1", "h2", "h3", "h4", "h5", "h6", "li", "dt", "dd", "td", "th",
                     "blockquote", "caption", "figcaption", "div", "pre", "address", "summary",
                     "legend"})
+ALT = frozenset({"img", "area"})  # elements whose alt text is translated
+_ALT_RE = re.compile(r"""\salt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
                   "param", "source", "track", "wbr"})
 
@@ -47,6 +50,7 @@ class _Texts(HTMLParser):
         self.raw = False
         self.open_blocks: list[tuple[str, int]] = []  # (tag, start) of the open blocks
         self.blocks: list[tuple[int, int]] = []  # (start, end) of each closed block, markup and all
+        self.attributes: list[tuple[int, int]] = []  # (start, end) of each image's alt text
 
     def _offset(self) -> int:
         line, col = self.getpos()
@@ -54,6 +58,9 @@ class _Texts(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.raw = tag in RAW
+        if tag in ALT and not self.ignored and not any(
+                k == "translate" and (v or "").strip().lower() == "no" for k, v in attrs):
+            self._alt(self.get_starttag_text() or "")
         if tag in VOID:
             return
         if tag in BLOCKS:
@@ -61,6 +68,15 @@ class _Texts(HTMLParser):
         if self.ignored or any(k == "translate" and (v or "").strip().lower() == "no"
                                for k, v in attrs):
             self.ignored.append(tag)
+
+    def _alt(self, tag: str) -> None:
+        """The range of an image's ``alt`` text (a quoted value), read out to those who do not
+        see the image: translated like the text between tags."""
+        match = _ALT_RE.search(tag)
+        if match is not None:
+            group = 1 if match.group(1) is not None else 2
+            start = self._offset()
+            self.attributes.append((start + match.start(group), start + match.end(group)))
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag not in BLOCKS:  # an empty block (<div/>) holds no text: not one
@@ -105,10 +121,11 @@ def html_file(src: Text, batch: Batch) -> Finish:
     parser.feed(src.text)
     parser.close()
     units: list[tuple[int, int, int]] = []  # (start, end, unit)
-    for start, end in parser.pieces:
+    for start, end in sorted(parser.pieces + parser.attributes):
         plain = html.unescape(src.text[start:end])
         if is_translatable(plain):
             units.append((start, end, batch.add_text(plain)))
+    quoted = {start for start, _ in parser.attributes}  # escaped with their quotes
 
     blocks = _leaf_blocks(parser.blocks, units) if batch.bilingual else []
 
@@ -117,10 +134,10 @@ def html_file(src: Text, batch: Batch) -> Finish:
         for start, end, inside in _regions(units, blocks):
             out.append(src.text[pos:start])
             if inside is None:  # one text, translated in place
-                out.append(html.escape(rendered[unit_at[start]], quote=False))
+                out.append(html.escape(rendered[unit_at[start]], quote=start in quoted))
             else:  # a block as it was, then translated
                 out.append(src.text[start:end])
-                out.append(_lang(_translated(src.text, start, end, inside, rendered),
+                out.append(_lang(_translated(src.text, start, end, inside, rendered, quoted),
                                  batch.target))
             pos = end
         out.append(src.text[pos:])
@@ -156,11 +173,11 @@ def _regions(units: list[tuple[int, int, int]], blocks: list[tuple[int, int]]):
 
 
 def _translated(text: str, start: int, end: int, inside: list[tuple[int, int, int]],
-                rendered: list[str]) -> str:
+                rendered: list[str], quoted: set[int]) -> str:
     out, pos = [], start
     for s, e, unit in inside:
         out.append(text[pos:s])
-        out.append(html.escape(rendered[unit], quote=False))
+        out.append(html.escape(rendered[unit], quote=s in quoted))
         pos = e
     out.append(text[pos:end])
     return "".join(out)

@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterable
 
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.files.bilingual import copy_before, enclosing
+from hunyuan_webui.files.bilingual import copy_before, enclosing, header
+from hunyuan_webui.files.columns import side_by_side
 from hunyuan_webui.files.common import Batch, Finish, first_line, spaced_rewrites
 from hunyuan_webui.files.ooxml import CONTENT_TYPES, open_office
 from hunyuan_webui.segment import is_translatable
@@ -50,9 +51,10 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
                 paragraphs.append(spans)
 
     def finish(rendered: list[str]) -> bytes:
+        pairs = []
         if batch.bilingual:  # each paragraph's source copied before it (files/bilingual.py)
-            copy_before([enclosing(spans[0][0][0], (_W + "p",)) for spans in paragraphs],
-                        _ONCE)
+            pairs = copy_before([enclosing(spans[0][0][0], (_W + "p",))
+                                 for spans in paragraphs], _ONCE)
         for spans in paragraphs:
             for nodes, new in spaced_rewrites(spans, rendered, batch.target):
                 first = nodes[0]
@@ -60,6 +62,8 @@ def docx_file(data: bytes, batch: Batch, max_bytes: int) -> Finish:
                 first.set(_XML_SPACE, "preserve")
                 for t in nodes[1:]:
                     t.text = ""
+        if batch.side_by_side:  # ...and beside it, in two-column tables (files/columns.py)
+            side_by_side(document.element.body, pairs, header(batch.lang, batch.target))
         for part, root in generic:
             part._blob = etree.tostring(
                 root, xml_declaration=True, encoding="UTF-8", standalone=True

@@ -39,11 +39,6 @@ def watch(source_text: str, source: str, target: str, answer: str) -> Watch:
     return w
 
 
-# A known false alarm, left to the guards' owner: a Chinese answer that is mostly a shell command
-# copied from its source reads as English to the language guard. (Through /v1 the retry still
-# serves the model's answer: tests/http/test_api.py::test_demo_phrases_translate_exactly.) When
-# the guard learns to discount copied code, this test fails until the entry is removed.
-KNOWN_FALSE_ALARMS = {"Run pip install numpy==1.26.4 first."}
 
 
 def test_no_false_alarm_on_any_demo_phrase():
@@ -51,7 +46,7 @@ def test_no_false_alarm_on_any_demo_phrase():
     assert len({p.target_lang for p in phrases}) >= 15
     alarms = {p.source for p in phrases
               if watch(p.source, p.source_lang, p.target_lang, p.target).finding is not None}
-    assert alarms == KNOWN_FALSE_ALARMS
+    assert not alarms, alarms
 
 
 @pytest.mark.parametrize("source, src, tgt, answer", [

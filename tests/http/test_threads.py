@@ -66,14 +66,34 @@ def _sleep_code(requested: int, cores: int, sleeps: bool) -> str:
             f"assert let_idle_threads_sleep({requested}, {cores}) is {sleeps}")
 
 
+# How a probe's process then loads OpenMP: torch's own libgomp, which reads the environment as it
+# loads exactly as it does under torch (the test below checks that it is the library torch runs
+# on), without the seconds a torch import takes (five of them took a tenth of the fast lane).
+LIBGOMP = ("import importlib.util, os\n"
+           "LIBGOMP = os.path.join(os.path.dirname(importlib.util.find_spec('torch').origin), "
+           "'lib', 'libgomp.so.1')\n")
+LOAD_TORCH_OPENMP = LIBGOMP + "import ctypes\nctypes.CDLL(LIBGOMP)"
+
+
+def test_the_probes_load_the_openmp_library_torch_runs_on():
+    import torch
+
+    names: dict[str, str] = {}
+    exec(LIBGOMP, names)  # noqa: S102  (the probes' own lines)
+    torch.ones(1)
+    with open("/proc/self/maps", encoding="utf-8") as maps:
+        loaded = {line.split()[-1] for line in maps if "libgomp" in line}
+    # (other libraries bring their own OpenMP too: CTranslate2's, where speech tests ran here)
+    assert os.path.realpath(names["LIBGOMP"]) in loaded, loaded
+
+
 @pytest.fixture(scope="module")
 def openmp_policies() -> dict[str, str]:
     """For each probe, what OpenMP says it runs with in a fresh Python that runs the probe and
-    then loads torch. The probes run side by side: each is a torch import, mostly waiting on the
-    disk, and one after the other they took most of the fast lane's time here."""
+    then loads torch's OpenMP library. The probes run side by side."""
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
     codes = [_sleep_code(*case) for case in SLEEP_CASES] + [USER_CHOSE]
-    procs = {code: subprocess.Popen([sys.executable, "-c", f"{code}\nimport torch\ntorch.ones(1)"],
+    procs = {code: subprocess.Popen([sys.executable, "-c", f"{code}\n{LOAD_TORCH_OPENMP}"],
                                     cwd=REPO, env={**env, "OMP_DISPLAY_ENV": "VERBOSE"},
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
              for code in codes}

@@ -202,8 +202,9 @@ def test_first_text_compares_the_page_protocol_with_the_json_api(capsys) -> None
 
 def test_the_step_benchmark_times_the_direct_step_and_both_projection_layouts(
         demo_dir: str, tmp_path: Path) -> None:
-    """``python -m benchmarks.cpu_step`` on the demo model: all three arrangements, each layer's
-    five grouped projections counted as two multiplies where they are shared, five where not."""
+    """``python -m benchmarks.cpu_step`` on the demo model: all four arrangements, each layer's
+    five grouped projections counted as two multiplies where they are shared, five where not
+    (plain ``nn.Linear`` shares nothing)."""
     from transformers import AutoConfig
 
     doc = tmp_path / "PERF.md"
@@ -215,7 +216,8 @@ def test_the_step_benchmark_times_the_direct_step_and_both_projection_layouts(
     cells = [[cell.strip() for cell in line.split("|")[1:-1]]
              for line in doc.read_text().splitlines() if line.startswith("| ")]
     multiplies = {row[0]: int(row[2]) for row in cells if row[2].isdigit()}
-    assert set(multiplies) == {"direct", "shared", "separate"}, cells
+    assert set(multiplies) == {"direct", "shared", "separate", "plain"}, cells
     assert multiplies["direct"] == multiplies["shared"]
     assert multiplies["separate"] - multiplies["shared"] == 3 * layers
+    assert multiplies["plain"] == multiplies["separate"]
     assert "<!-- bench-cpu-step:start -->" in doc.read_text()

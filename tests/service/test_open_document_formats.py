@@ -109,6 +109,7 @@ def test_an_epub_comes_back_translated_with_chapters_links_images_and_contents(t
     link = one.find(".//x:a", od.NS)
     assert (link.get("href"), link.text) == ("ch2.xhtml#s1", "See you tomorrow.")
     assert one.find(".//x:img", od.NS).get("src") == "images/dot.png"
+    assert one.find(".//x:img", od.NS).get("alt") == "Hello"  # what a screen reader says
     assert one.get("lang") == "en"
     assert od.texts(two, "h2") == ["This book is very interesting."]
     assert two.find(".//x:h2", od.NS).get("id") == "s1"

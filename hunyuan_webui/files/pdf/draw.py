@@ -5,6 +5,7 @@ right-to-left scripts, fonts embedded as subsets) on an overlay merged onto the 
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Sequence
 
 from hunyuan_webui.files.pdf.fonts import LATIN, Font
@@ -93,7 +94,7 @@ def _overlay(pages: Sequence[Page], texts: dict[int, str], font: Font) -> tuple[
     if font is not LATIN:
         pdf.add_font("latin", fname=LATIN.file)
         pdf.set_fallback_fonts(["latin"])
-    pdf.set_text_shaping(True)
+    pdf.set_text_shaping(font.shaped)
     flowed = []
     for page in pages:
         pdf.add_page(format=(page.width, page.height))
@@ -145,14 +146,22 @@ def _room(page: Page, block: Block) -> tuple[float, float]:
 
 def _fit(pdf, text: str, width: float, height: float, size: float) -> float | None:
     """The largest font size (from the source's, shrinking) at which ``text`` wrapped to
-    ``width`` fits ``height`` (a line's leading less is tolerated: the box is the glyphs')."""
+    ``width`` fits ``height`` (a line's leading less is tolerated: the box is the glyphs').
+    The search starts at the largest size whose lines could fill the box with no gaps (each
+    trial wraps the text, shaping it, so the sizes above that one are not tried)."""
+    pdf.set_font("target", size=size)
+    per_point = pdf.get_string_width(text) / size  # the text's width in one line, per point
+    if per_point > 0:
+        size = min(size, round(math.sqrt(1.6 * height * width / (per_point * LEADING)), 2))
     while size >= MIN_SIZE:
         pdf.set_font("target", size=size)
         lines = pdf.multi_cell(width, size * LEADING, text, dry_run=True, output="LINES")
-        if len(lines) * size * LEADING <= height + size * (LEADING - 0.7) or \
-                (len(lines) == 1 and size * LEADING <= height * 1.6):
+        needed, room = len(lines) * size * LEADING, height + size * (LEADING - 0.7)
+        if needed <= room or (len(lines) == 1 and size * LEADING <= height * 1.6):
             return size
-        size = round(size * SHRINK, 2)
+        # The lines' total height grows as the size squared: shrink by the square root of
+        # how much too tall it is (at least SHRINK, at most by half).
+        size = round(size * min(SHRINK, max(math.sqrt(room / needed), 0.5)), 2)
     return None
 
 

@@ -25,6 +25,13 @@ class Font:
     rtl: bool = False
 
     @property
+    def shaped(self) -> bool:
+        """Whether the script needs HarfBuzz's shaping (joined letters, reordered marks, right
+        to left): not Latin, Cyrillic, Greek or CJK, whose glyphs stand one per character
+        (shaping them costs fpdf2 most of a page's time and changes nothing a reader sees)."""
+        return self.path not in (_CORE + "NotoSans-Regular.ttf", _CJK)
+
+    @property
     def file(self) -> str:
         return os.path.join(NOTO, self.path)
 
@@ -64,3 +71,23 @@ def for_language(lang: str | None) -> Font:
                 f"({needed.file} is missing). The server's administrator can install the "
                 f"Debian package {needed.package} (apt-get install {needed.package}).")
     return font
+
+
+# Where a text's script begins: the language whose font draws it (kana before Han: Japanese
+# writes both; Hangul before Han too).
+_SCRIPTS = (("ja", 0x3040, 0x30FF), ("ko", 0xAC00, 0xD7AF), ("zh", 0x4E00, 0x9FFF),
+            ("ar", 0x0600, 0x06FF), ("he", 0x0590, 0x05FF), ("hi", 0x0900, 0x097F),
+            ("bn", 0x0980, 0x09FF), ("gu", 0x0A80, 0x0AFF), ("ta", 0x0B80, 0x0BFF),
+            ("te", 0x0C00, 0x0C7F), ("th", 0x0E00, 0x0E7F), ("km", 0x1780, 0x17FF),
+            ("my", 0x1000, 0x109F), ("bo", 0x0F00, 0x0FFF))
+
+
+def for_text(text: str, lang: str | None = None) -> Font:
+    """The font that draws ``text``: its language's when known (``lang``), else the first script
+    of :data:`_SCRIPTS` it holds (a PDF's own text, whose language was not given), else Latin."""
+    if lang and lang in _BY_LANG:
+        return for_language(lang)
+    for script, low, high in _SCRIPTS:
+        if any(low <= ord(ch) <= high for ch in text):
+            return for_language(script)
+    return for_language(None)

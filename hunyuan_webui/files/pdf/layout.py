@@ -27,6 +27,8 @@ class Page:
     images: int = 0
     upright: bool = True  # False: rotated or vertical text (laid out as flowing text)
     edges: list[tuple[float, float, float, float]] = field(default_factory=list)  # rules, boxes
+    # The images' XObject names and boxes (where a Word copy of the page puts them)
+    pictures: list[tuple[str, tuple[float, float, float, float]]] = field(default_factory=list)
 
     @property
     def scanned(self) -> bool:
@@ -68,6 +70,7 @@ def _page(number: int, layout) -> Page:
     for item in _walk(layout):
         if isinstance(item, LTImage):
             page.images += 1
+            page.pictures.append((item.name, tuple(item.bbox)))
         elif isinstance(item, LTTextBoxVertical):
             page.upright = False
             page.blocks.append(_block(item))

@@ -34,7 +34,12 @@ from hunyuan_webui.detect import LanguageDetector
 from hunyuan_webui.detect.scripts import HAN
 from hunyuan_webui.service.checks.budget import ratio
 from hunyuan_webui.service.checks.kept import ADDRESS, CODE, NUMBER, missing_item
-from hunyuan_webui.service.checks.mixed import half_translated, looks_chinese, unquoted
+from hunyuan_webui.service.checks.mixed import (
+    half_translated,
+    looks_chinese,
+    uncopied,
+    unquoted,
+)
 from hunyuan_webui.service.checks.same import normal, same_everywhere, translatable
 from hunyuan_webui.service.checks.writing import (
     CHINESE,
@@ -135,6 +140,8 @@ def wrong_language(answer: str, source_text: str, source: str, target: str,
             same_everywhere(source_text) or not translatable(source_text, keep)):
         return None  # code, a name, a number or a list of them, kept as it is
     answer = unquoted(answer)  # a title or a saying quoted as it was is no answer's language
+    if decides_early(source, target):  # of another script: what it kept says nothing either
+        answer = uncopied(answer, source_text)
     weights = letters(answer)
     total = sum(weights.values())
     if total < MIN_WEIGHT:
@@ -148,7 +155,7 @@ def wrong_language(answer: str, source_text: str, source: str, target: str,
     if dominant not in SHARED or dominant == HAN or count < SOURCE_LETTERS:
         return None
     det = detector.detect(answer)
-    if det.code is None or not det.reliable or (close(det.code, target) and not (
+    if det.code in (None, target) or not det.reliable or (close(det.code, target) and not (
             det.confidence >= ALPHABET_CERTAIN and {det.code, target} <= ALPHABETS)):
         return None  # (Russian for Ukrainian and back: only when the alphabet says so)
     if (det.code == source and count >= SOURCE_LETTERS) or (

@@ -37,6 +37,7 @@ from hunyuan_webui.service.checks.writing import (
 
 HALF_SHARE = 0.25  # of the answer's letter weight left in the source's script
 MIN_WORDS = 3  # untranslated words of a spaced script, at least
+COPIED_RUN = 8  # characters copied from the source as one run: a kept command or name
 MIN_WEIGHT = 8  # ... or letter weight of an unspaced one (4 Han or kana)
 COPIED_WORDS = 0.35  # of the answer's words in runs copied from the source
 RUN_WORDS = 4  # a run of the source's words this long at least
@@ -53,6 +54,23 @@ CHINESE_WORDS = ("今天", "明天", "昨天", "我们", "他们", "然后", "�
 def unquoted(text: str) -> str:
     """``text`` without its quotations and bracketed asides (kept as they were, rightly)."""
     return _QUOTED.sub(" | ", text)
+
+
+def uncopied(answer: str, source_text: str, least: int = COPIED_RUN) -> str:
+    """``answer`` less the runs of at least ``least`` characters it copied from its source (a
+    command, a product name, a file): in a target of another script they rightly stay as they
+    were, and say nothing of the language the answer is written in."""
+    import difflib
+
+    matcher = difflib.SequenceMatcher(None, answer, source_text, autojunk=False)
+    out, at = [], 0
+    for block in matcher.get_matching_blocks():
+        if block.size >= least and answer[block.a:block.a + block.size].strip():
+            out.append(answer[at:block.a])
+            out.append(" | ")
+            at = block.a + block.size
+    out.append(answer[at:])
+    return "".join(out)
 
 
 def foreign_weight(answer: str, source: str, target: str, keep: Iterable[str] = ()) -> int:

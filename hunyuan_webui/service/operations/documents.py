@@ -111,14 +111,16 @@ class DocumentJobs:
     def submit(self, owner: str | None, filename: str, data: bytes,
                template: TranslationRequest,
                admit: Callable[[list[str]], None] | None = None,
-               bilingual: bool = False) -> Document:
+               bilingual: bool | str = False, output_format: str = "") -> Document:
         """Start translating ``filename``. Blocking (a front end calls it off its event loop):
         the file is read first, so that a type the translators do not take, a file over
         ``--max-file-bytes``, a package that unpacks too far and a damaged file are refused
         here, before anything runs; then an owner with ``per_owner`` documents running or
         ``max_held // 4`` held, and a full store, are refused (429); then ``admit`` sees the
         segments the job will send (it counts their characters; it may refuse by raising).
-        ``bilingual``: each paragraph followed by its translation (a learner's copy)."""
+        ``bilingual``: each paragraph followed by its translation (a learner's copy), or
+        "columns", side by side; ``output_format``: what the file comes back as ("docx" for a
+        PDF; its own format by default)."""
         billed = [0]
 
         def count(segments: list[str]) -> None:
@@ -127,7 +129,7 @@ class DocumentJobs:
                 admit(segments)
 
         job = FileJob(self.translator, filename, data, template, admit=count,
-                      bilingual=bilingual)
+                      bilingual=bilingual, output_format=output_format)
         job.read()
         try:
             self.sweep()

@@ -45,7 +45,8 @@ class FileJob:
     def __init__(self, translator: Translator, filename: str, data: bytes,
                  template: TranslationRequest, columns: Sequence[str] | None = None,
                  admit: Callable[[list[str]], None] | None = None,
-                 switch: Sequence[str] = (), bilingual: bool = False) -> None:
+                 switch: Sequence[str] = (), bilingual: bool | str = False,
+                 output_format: str = "") -> None:
         """``admit`` sees the file's segments once it is read, before any is translated (the
         front end counts their characters against the caller); it may refuse by raising.
         ``switch``: where the source is detected and the file is already in the target
@@ -53,7 +54,8 @@ class FileJob:
         page's, as DeepL's own page does); without one, the file comes back as it was and its
         result says so (:attr:`FileResult.unchanged`), never that it was translated.
         ``bilingual``: the file comes back with each paragraph followed by its translation
-        (:data:`hunyuan_webui.files.BILINGUAL` formats; others are refused)."""
+        (:data:`hunyuan_webui.files.BILINGUAL` formats; others are refused), or beside it
+        ("columns"); ``output_format``: what the file comes back as ("docx" for a PDF)."""
         files.extension(filename)  # an unsupported type is refused before anything runs
         limit = translator.settings.max_file_bytes
         if len(data) > limit:
@@ -66,6 +68,7 @@ class FileJob:
         self.admit = admit
         self.switch = tuple(switch)
         self.bilingual = bilingual
+        self.output_format = output_format
         self._stop = threading.Event()
         self._read: files.ReadFile | None = None  # the file once read, until it is run
         self._charged = False  # whether admit has seen the read file's segments
@@ -87,7 +90,8 @@ class FileJob:
                 self._read = files.read_file(
                     self.filename, self.data, lang=self.template.source_lang,
                     target_lang=self.template.target_lang, csv_columns=self.columns,
-                    max_bytes=self.translator.settings.max_file_bytes, bilingual=self.bilingual)
+                    max_bytes=self.translator.settings.max_file_bytes, bilingual=self.bilingual,
+                    output_format=self.output_format)
             except InputError:
                 self.unreadable = True  # the file itself was refused, not its translation
                 raise

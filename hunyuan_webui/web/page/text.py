@@ -46,7 +46,7 @@ LABELS: dict[str, dict[str, str]] = {
         "document": "File (.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html)",
         "document_out": "Translated file", "translate_document": "Translate file",
         "csv_columns": "CSV columns to translate", "bilingual_doc": "Bilingual copy: each "
-        "paragraph followed by its translation (.docx .odt .odp .ods .html .epub)",
+        "paragraph followed by its translation (.docx .odt .odp .ods .html .epub .pdf)",
         "modes": "Modes & glossary", "mode": "Mode", "context": "Context",
         "context_info": "Surrounding text (previous paragraph, product description); not translated.",
         "glossary": "Glossary (terms to keep)", "glossary_csv": "…or a CSV of term pairs",
@@ -104,7 +104,7 @@ LABELS: dict[str, dict[str, str]] = {
         "status": "状态", "tab_text": "文本", "tab_document": "文档",
         "document": "文件（.txt .md .srt .docx .pptx .xlsx .odt .odp .ods .epub .csv .html）",
         "document_out": "译文文件", "csv_columns": "要翻译的 CSV 列", "translate_document": "翻译文件",
-        "bilingual_doc": "双语对照：每段原文后接译文（.docx .odt .odp .ods .html .epub）",
+        "bilingual_doc": "双语对照：每段原文后接译文（.docx .odt .odp .ods .html .epub .pdf）",
         "modes": "模式与术语表", "mode": "模式", "context": "上下文",
         "context_info": "相关文本（上一段、产品说明），不会被翻译。",
         "glossary": "术语表", "glossary_csv": "…或上传术语对 CSV",

@@ -22,11 +22,11 @@
     }
     return state.loaded;
   }
-  async function recogniser() {  // the server's word on its recogniser, once
-    if (state.speech === null) {
-      try {
-        const health = await (await fetch(new URL('health', document.baseURI))).json();
-        state.speech = (health.speech && health.speech.state) || 'off';
+  async function recogniser() {  // the server's word on its recogniser (/ready says which)
+    if (state.speech !== 'ready') {  // asked again while it loads, or after a failed answer
+      try {  // 503 while the model or the recogniser loads: its body says which
+        const ready = await (await fetch(new URL('ready', document.baseURI))).json();
+        state.speech = (ready.speech && ready.speech.state) || 'off';
       } catch (e) { state.speech = 'unknown'; }
     }
     return state.speech;

@@ -14,7 +14,7 @@ from fastapi import Request
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
-from hunyuan_webui.files import FileResult
+from hunyuan_webui.files import FileResult, bilingual
 from hunyuan_webui.service import TranslationRequest, Translator
 from hunyuan_webui.service.operations.documents import (
     DONE,
@@ -90,7 +90,8 @@ def status(doc: Document, documents: DocumentJobs) -> dict[str, Any]:
             "result_filename": doc.result.filename if doc.result is not None else None,
             # Segments given back as they were: the file was already in the target language.
             "segments_unchanged": doc.result.unchanged if doc.result is not None else 0,
-            "bilingual": doc.job.bilingual,
+            # false, true (each paragraph followed by its translation) or "columns"
+            "bilingual": _bilingual_shown(doc.job.bilingual),
             "notice": _unchanged_notice(doc.result),
             # What the reader of the result should know (a PDF's scanned or reflowed pages).
             "notes": list(doc.result.notes) if doc.result is not None else [],
@@ -104,12 +105,15 @@ def _unchanged_notice(result: FileResult | None) -> str | None:
     return f"The file is already in {name}; it was returned unchanged."
 
 
-def v1_bilingual(fields: dict[str, str]) -> bool:
-    """The JSON API's ``bilingual`` field: each paragraph followed by its translation."""
-    value = (fields.get("bilingual") or "false").strip().lower()
-    if value not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-        raise InputError("Field 'bilingual' is true or false.")
-    return value in ("true", "1", "yes", "on")
+def v1_bilingual(fields: dict[str, str]) -> str:
+    """The JSON API's ``bilingual`` field: "" (none), "paragraphs" (true: each paragraph followed
+    by its translation) or "columns" (side by side, in a two-column table)."""
+    return bilingual.mode(fields.get("bilingual"))
+
+
+def _bilingual_shown(value: bool | str) -> bool | str:
+    shown = bilingual.mode(value)
+    return shown == bilingual.PARAGRAPHS or shown or False
 
 
 def v1_languages(fields: dict[str, str]) -> tuple[str, str]:

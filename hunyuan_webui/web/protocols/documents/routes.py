@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, Response
 
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
+from hunyuan_webui.files import OUTPUTS
 from hunyuan_webui.files.common import extension
 from hunyuan_webui.service.operations.documents import Document
 from hunyuan_webui.web.bodies import upload_form
@@ -53,13 +54,14 @@ async def deepl_document_upload(request: Request, edge: EdgeDep) -> dict[str, st
     source = deepl_mapping.ours(given, "source_lang") if given else languages.AUTO
     deepl_mapping.parse_mode(params)  # formality and glossaries checked as /v2/translate does
     wanted = (fields.get("output_format") or "").lower().lstrip(".")
-    if wanted and "." + wanted != extension(filename):
-        raise InputError("Value for 'output_format' not supported: a document comes back "
-                         "in its own format.")
+    if wanted and "." + wanted != extension(filename) and \
+            "." + wanted not in OUTPUTS.get(extension(filename), ()):
+        raise InputError("Value for 'output_format' not supported: a document comes back in "
+                         "its own format, and a PDF also as a Word file (docx).")
     charge = partial(deepl_routes.charge, edge.access)  # a spent allowance is DeepL's 456
     doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
                                mapping.template(edge.translator, source, target),
-                               admit=mapping.admit(charge, who))
+                               admit=mapping.admit(charge, who), output_format=wanted)
     return {"document_id": doc.id, "document_key": doc.key}
 
 
@@ -99,14 +101,16 @@ async def upload_document(request: Request, who: CallerDep, edge: EdgeDep) -> JS
     """Upload a file (``.docx .pptx .xlsx .odt .odp .ods .epub .pdf .html .txt .md .srt .csv``) to
     translate in the background; poll ``GET /v1/documents/{id}``, then fetch ``/result``.
     ``bilingual=true``: each paragraph followed by its translation (Word, OpenDocument, HTML,
-    EPUB)."""
+    EPUB, PDF); ``bilingual=columns``: side by side in a two-column table (PDF, Word).
+    ``output_format=docx``: a PDF comes back as a Word file."""
     fields, upload = await upload_form(request)
     filename, data = await anyio.to_thread.run_sync(uploaded, upload)
     source, target = mapping.v1_languages(fields)
     doc = await mapping.submit(edge.documents, mapping.owner_of(request, who), filename, data,
                                mapping.template(edge.translator, source, target),
                                admit=mapping.admit(edge.access.charge, who),
-                               bilingual=mapping.v1_bilingual(fields))
+                               bilingual=mapping.v1_bilingual(fields),
+                               output_format=fields.get("output_format") or "")
     return JSONResponse(mapping.status(doc, edge.documents), status_code=202)
 
 

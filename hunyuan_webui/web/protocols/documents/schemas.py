@@ -18,9 +18,15 @@ UPLOAD_DOC = {"requestBody": {"required": True, "content": {"multipart/form-data
         "file": {"type": "string", "format": "binary"},
         "target_lang": {"type": "string", "examples": ["EN-US", "ZH-HANS"]},
         "source_lang": {"type": "string", "examples": ["ZH"]},
-        "bilingual": {"type": "boolean", "default": False,
-                      "description": "/v1/documents: each paragraph followed by its "
-                                     "translation (.docx .odt .odp .ods .html .epub; not .pdf)."}}}}}}}
+        "bilingual": {"type": "string", "default": "false",
+                      "enum": ["false", "true", "paragraphs", "columns"],
+                      "description": "/v1/documents: true (or paragraphs): each paragraph "
+                                     "followed by its translation (.docx .odt .odp .ods .html "
+                                     ".epub .pdf); columns: side by side in a two-column table "
+                                     "(.pdf .docx)."},
+        "output_format": {"type": "string", "examples": ["docx"],
+                          "description": "What the file comes back as: its own format, or "
+                                         "docx for a .pdf (a Word file)."}}}}}}}
 
 
 def uploaded(upload: tuple[str, bytes] | None) -> tuple[str, bytes]:
