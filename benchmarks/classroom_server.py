@@ -80,19 +80,21 @@ class ServerProcess:
     """``app.py --demo`` in a process of its own (its own session: Ctrl+C reaches the soak,
     which stops the server itself)."""
 
-    def __init__(self, engine: str, log_path: Path) -> None:
-        self.port, self.log_path = free_port(), log_path
+    def __init__(self, engine: str, log_path: Path, root: Path = ROOT) -> None:
+        """``root``: the checkout whose app.py runs (another one, to compare)."""
+        self.port, self.log_path, self.root = free_port(), log_path, root
         self.url = f"http://127.0.0.1:{self.port}"
-        self.command = [sys.executable, str(ROOT / "app.py"), "--demo", "--port", str(self.port),
+        self.command = [sys.executable, str(root / "app.py"), "--demo", "--port", str(self.port),
                         "--log-level", "warning", "--engine", engine]
         self.proc: subprocess.Popen[bytes] | None = None
         self.engine_pids: set[int] = set()
 
     def start(self) -> None:
         with self.log_path.open("wb") as log, _interruptible():
-            self.proc = subprocess.Popen(self.command, cwd=ROOT, stdout=log,
+            self.proc = subprocess.Popen(self.command, cwd=self.root, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True,
-                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                              "PYTHONPATH": str(self.root)})
 
     def log_tail(self, chars: int = 2000) -> str:
         return self.log_path.read_text(errors="replace")[-chars:]

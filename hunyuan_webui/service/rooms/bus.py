@@ -45,10 +45,17 @@ class Listener:
         self.queue: asyncio.Queue[tuple[int | None, Event]] = asyncio.Queue()
 
     def put(self, seq: int | None, event: Event) -> None:
-        if seq is None and self.queue.qsize() > 200:
-            return  # a slow reader loses drafts, never logged events
         with contextlib.suppress(RuntimeError):  # its loop is closed: nobody reads any more
-            self.loop.call_soon_threadsafe(self.queue.put_nowait, (seq, event))
+            self.loop.call_soon_threadsafe(_put_all, (self,), seq, event)
+
+
+def _put_all(listeners: tuple[Listener, ...] | list[Listener], seq: int | None,
+             event: Event) -> None:
+    """In the listeners' event loop: ``event`` into each one's queue."""
+    for listener in listeners:
+        if seq is None and listener.queue.qsize() > 200:
+            continue  # a slow reader loses drafts, never logged events
+        listener.queue.put_nowait((seq, event))
 
 
 class Hub:
@@ -70,10 +77,16 @@ class Hub:
                 self._listeners.pop(listener.code, None)
 
     def deliver(self, code: str, seq: int | None, event: Event) -> None:
+        """``event`` to the room's listeners: one wake-up of each event loop, not one for each
+        listener (a class of 60 phones is one loop)."""
         with self._lock:
             listeners = list(self._listeners.get(code, ()))
+        by_loop: dict[asyncio.AbstractEventLoop, list[Listener]] = {}
         for listener in listeners:
-            listener.put(seq, event)
+            by_loop.setdefault(listener.loop, []).append(listener)
+        for loop, group in by_loop.items():
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody reads any more
+                loop.call_soon_threadsafe(_put_all, group, seq, event)
 
     def count(self, code: str) -> int:
         with self._lock:
@@ -100,6 +113,8 @@ class MemoryBus:
         self.empty_ttl = ttl if empty_ttl is None else empty_ttl
         self.hub = Hub()
         self._lock = threading.Lock()
+        self._handing = threading.Lock()  # held while logged events go to the hub, in order
+        self._logged: list[tuple[str, int, Event]] = []  # logged, not yet handed to the hub
         self._rooms: dict[str, _Room] = {}
         self._rates: dict[str, deque[float]] = {}
         self._marks: dict[str, tuple[float, float]] = {}  # key -> (value, expires at)
@@ -172,10 +187,22 @@ class MemoryBus:
             first = len(room.events) + 1
             room.events.extend(events)
             room.touched = time.time()
-        seqs = list(range(first, first + len(events)))
-        for seq, event in zip(seqs, events, strict=True):
-            self.hub.deliver(code, seq, event)
+            seqs = list(range(first, first + len(events)))
+            self._logged += [(code, seq, event) for seq, event in zip(seqs, events, strict=True)]
+        self._hand_over()
         return seqs
+
+    def _hand_over(self) -> None:
+        """Hand the logged events to the hub in the order they were logged, whichever threads
+        logged them (an event ahead of its number makes every stream of the room read the gap
+        from the log in a thread of its own: thousands of reads in a class whose languages
+        are translated at once). The thread that gets here first hands over everyone's; each
+        caller's events are handed over when it returns."""
+        with self._handing:
+            with self._lock:
+                logged, self._logged = self._logged, []
+            for code, seq, event in logged:
+                self.hub.deliver(code, seq, event)
 
     def publish(self, code: str, event: Event) -> None:
         self.hub.deliver(code, None, event)
