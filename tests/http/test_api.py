@@ -414,7 +414,11 @@ def test_whole_numbers_may_be_written_as_floats(client):
 def test_a_bad_request_never_disturbs_the_others(long_app):
     """A null temperature used to reach the engine and fail every sequence in its batch."""
     body = {"text": LONG_TEXT, "source_lang": LONG_PAIR[0], "target_lang": LONG_PAIR[1],
-            "stream": True, "options": {"deterministic": True, "max_new_tokens": 120}}
+            "stream": True, "cache": False,
+            "options": {"deterministic": True, "max_new_tokens": 120}}
+    with long_app.client() as c:  # the same request alone: what it gives undisturbed
+        alone = c.post("/v1/translate", json={**body, "stream": False}, timeout=300).json()
+    assert alone["usage"]["completion_tokens"] > 20, alone
     with long_app.client() as c, c.stream("POST", "/v1/translate", json=body) as r:
         lines = r.iter_lines()
         assert next(x for x in lines if x.startswith("data: "))
@@ -425,7 +429,9 @@ def test_a_bad_request_never_disturbs_the_others(long_app):
         rest = [x for x in lines if x]
     assert not any(x.startswith("event: ") for x in rest)  # no error event: it ran to its end
     final = json.loads(rest[-1][len("data: "):])
-    assert final["done"] is True and final["usage"]["completion_tokens"] == 120
+    assert final["done"] is True
+    assert final["translation"] == alone["translation"]
+    assert final["usage"]["completion_tokens"] == alone["usage"]["completion_tokens"]
 
 
 def test_decoding_options_refuse_what_the_engine_cannot_use():
