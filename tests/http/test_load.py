@@ -70,10 +70,12 @@ def _count_readers(stream: Any, readers: Counter[int]) -> None:
     (from several threads: the count has a lock of its own, taken around nothing else)."""
     attach, detach = stream.attach, stream.detach
 
-    def attached() -> None:
-        with _COUNT_LOCK:
-            readers[id(stream)] += 1
-        attach()
+    def attached() -> bool:
+        joined = attach()
+        if joined:
+            with _COUNT_LOCK:
+                readers[id(stream)] += 1
+        return joined
 
     def detached() -> None:
         with _COUNT_LOCK:

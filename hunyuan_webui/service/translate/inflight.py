@@ -207,13 +207,25 @@ class Flights:
                     flight.fail(exc)
             raise
         self.count(len(streams))
-        for (key, flight), stream in zip(owned.items(), streams):
-            stream.attach()
-            if flight is not None:
-                flight.land(stream)
-            # Outside the lock: a stream that has already ended runs the callback right here.
-            stream.add_done_callback(
-                lambda s, key=key, flight=flight: self._landed(key, flight, s, store))
+        landing = list(zip(owned.items(), streams))
+        attached: list[Stream] = []
+        try:
+            for (key, flight), stream in landing:
+                stream.attach()
+                attached.append(stream)
+                if flight is not None:
+                    flight.land(stream)
+                # Outside the lock: a stream that has already ended runs the callback right here.
+                stream.add_done_callback(
+                    lambda s, key=key, flight=flight: self._landed(key, flight, s, store))
+        except BaseException as exc:  # no joiner may wait out its deadline on a flight never landed
+            for (key, flight), stream in landing:
+                if flight is not None and flight.stream is None:
+                    self._landed(key, flight, stream, store=False)
+                    flight.fail(exc)
+            for stream in attached:
+                stream.detach()
+            raise
         return streams
 
     def _landed(self, key: str, flight: Flight | None, stream: Stream, store: bool) -> None:
