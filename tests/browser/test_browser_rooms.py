@@ -44,7 +44,7 @@ def test_a_class_teacher_writes_once_and_each_phone_reads_its_language(browser, 
     # The QR code is an image the browser fetches after the page: wait for it (deadline 15 s).
     teacher.wait_for_function("() => { const img = document.querySelector('#qr');"
                               " return img && img.complete && img.naturalWidth > 0; }",
-                              timeout=15_000)
+                              timeout=60_000)
 
     phones = {}
     for locale, lang, by_code in (("zh-CN", "zh", False), ("fr-FR", "fr", True),

@@ -116,7 +116,7 @@ def test_desktop_pointing_at_a_sentence_marks_its_counterpart_and_pinyin_reads_t
     page = open_page(browser, f"{demo_url}/?sl=zh&tl=en", "en-US", 1366, 768)
     _translate(page, ZH_TWO, EN_TWO)
     view = page.locator("#sentence-view .hymt-sentences")
-    expect(view).to_be_visible(timeout=10_000)
+    expect(view).to_be_visible(timeout=60_000)
     source = [page.locator(f"#align-source [data-seg='{i}']") for i in (0, 1)]
     target = [page.locator(f"#align-target [data-seg='{i}']") for i in (0, 1)]
     assert [s.inner_text() for s in source] == ["今天天气很好。", "我们明天见。"]
@@ -176,7 +176,7 @@ def test_phone_tapping_a_sentence_marks_its_counterpart_and_the_toggle_acts_at_o
     page = open_page(browser, f"{demo_url}/?sl=en&tl=zh", "zh-CN", 390, 844, mobile=True)
     _translate(page, EN_PAIR, ZH_PAIR)
     view = page.locator("#sentence-view .hymt-sentences")
-    expect(view).to_be_visible(timeout=10_000)
+    expect(view).to_be_visible(timeout=60_000)
     expect(page.locator("#sentence-view .hymt-sentences-title")).to_have_text(
         say("zh", "sentences_title"))
     source = [page.locator(f"#align-source [data-seg='{i}']") for i in (0, 1)]

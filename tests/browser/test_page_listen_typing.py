@@ -104,7 +104,7 @@ def test_typing_translates_and_listen_reads_each_box_in_its_language(
     words = LABELS["zh" if locale == "zh-CN" else "en"]
     page = open_page(browser, f"{demo_url}/?{pair}", locale, size, speech=True)
     page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
-                           timeout=10_000)
+                           timeout=60_000)
     assert words["live_typing"] in page.locator("#live-toggle").inner_text()
     page.evaluate("(tags) => window.__speech.setVoices(tags.map((t) => [t, 'Fake ' + t]))",
                   list(tags))
@@ -121,12 +121,12 @@ def test_typing_translates_and_listen_reads_each_box_in_its_language(
     source_tag, target_tag = tags
     page.evaluate("(tag) => window.__speech.setVoices([[tag, 'Fake source']])", source_tag)
     page.wait_for_function("() => { const b = document.getElementById('listen-source');"
-                           " return b && !b.hidden; }", timeout=5_000)
+                           " return b && !b.hidden; }", timeout=60_000)
     assert not shown(page, "target")  # no voice for the translation's language
     page.evaluate("(tags) => window.__speech.setVoices(tags.map((t) => [t, 'Fake ' + t]))",
                   list(tags))
     target = page.get_by_role("button", name=words["listen_target"], exact=True)
-    target.wait_for(state="visible", timeout=5_000)
+    target.wait_for(state="visible", timeout=60_000)
     source = page.get_by_role("button", name=words["listen_source"], exact=True)
     assert source.is_visible()
     for button in (source, target):
@@ -137,10 +137,10 @@ def test_typing_translates_and_listen_reads_each_box_in_its_language(
     spoken = page.evaluate("() => window.__speech.spoken")
     assert spoken == [{"text": expected, "lang": target_tag, "voice": f"Fake {target_tag}"}]
     stop = page.get_by_role("button", name=words["listen_stop"], exact=True)
-    stop.wait_for(state="visible", timeout=5_000)
+    stop.wait_for(state="visible", timeout=60_000)
     cancels = page.evaluate("() => window.__speech.cancels")
     stop.click()
-    target.wait_for(state="visible", timeout=5_000)
+    target.wait_for(state="visible", timeout=60_000)
     assert page.evaluate("() => window.__speech.cancels") == cancels + 1
     assert len(page.evaluate("() => window.__speech.spoken")) == 1  # stopped, not read again
 
@@ -179,7 +179,7 @@ def test_typing_sends_one_request_per_pause_and_a_keystroke_cancels_the_running_
         page.keyboard.press("End")
         page.keyboard.type(" to you all", delay=40)
         assert wait_until(lambda: len(engine.calls) == 1, timeout=10)
-        page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=10_000)
+        page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=60_000)
         page.wait_for_timeout(800)
         assert len(engine.calls) == 1, [prompt for prompt, _ in engine.calls]
         assert "Good morning to you all" in engine.calls[0][0]
@@ -196,7 +196,7 @@ def test_typing_sends_one_request_per_pause_and_a_keystroke_cancels_the_running_
         page.reload()
         page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
         page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
-                               timeout=10_000)
+                               timeout=60_000)
         page.context.close()
 
 
@@ -311,17 +311,17 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
 
     page = open_page(browser, f"{demo_url}/?sl=en&tl=zh", "en-US", DESKTOP)
     page.wait_for_function("() => document.querySelector('#live-toggle input')?.checked",
-                           timeout=10_000)
+                           timeout=60_000)
     page.get_by_text("History (kept in this browser").click()
     page.locator("#input-box textarea").click()
     page.keyboard.type("Good morning.", delay=30)
     page.wait_for_function(f"() => {OUTPUT} === '早上好。'", timeout=30_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
-                           ".includes('早上好。')", timeout=10_000)
+                           ".includes('早上好。')", timeout=60_000)
     page.keyboard.type(" Please sit down.", delay=30)
     page.wait_for_function(f"() => {OUTPUT} === '早上好。请坐。'", timeout=30_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
-                           ".includes('早上好。请坐。')", timeout=10_000)
+                           ".includes('早上好。请坐。')", timeout=60_000)
     assert _history(page).count("Good morning.") == 1, _history(page)
 
     joins = []
@@ -330,7 +330,7 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
     page.wait_for_function(f"() => {OUTPUT} === \"Bonjour. Asseyez-vous, s'il vous plaît.\"",
                            timeout=30_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
-                           ".includes('Bonjour.')", timeout=10_000)
+                           ".includes('Bonjour.')", timeout=60_000)
     history = _history(page)
     assert history.count("Good morning. Please sit down.") == 2, history
     assert "English → French" in history and "English → Chinese" in history, history
@@ -361,7 +361,7 @@ def test_clear_stops_the_running_translation(browser):  # noqa: F811
         page = open_page(browser, f"{app.url}/?sl=en&tl=de", "en-US", DESKTOP)
         page.locator("#input-box textarea").fill("Good morning")
         page.locator("#translate-btn").click()
-        page.wait_for_function(f"() => {OUTPUT}.length > 20", timeout=10_000)
+        page.wait_for_function(f"() => {OUTPUT}.length > 20", timeout=60_000)
         page.locator("#clear-btn").click()
         assert wait_until(lambda: len(engine.cancelled) == 1, timeout=10), engine.cancelled
         page.wait_for_timeout(1_000)

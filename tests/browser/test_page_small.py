@@ -165,7 +165,7 @@ def test_small_fixes_on_the_demo_page(browser, demo_url, locale, width, height):
         _translate(page, text)
         page.wait_for_function(f"() => {OUTPUT} === {text!r}", timeout=30_000)
         page.wait_for_function(f"() => {PROGRESS}.includes({words['nothing_to_translate']!r})",
-                               timeout=10_000)
+                               timeout=60_000)
     assert _toasts(page) == []
     # Swap translates the new source: zh → en, then en → zh (on a Chinese page the default
     # target is Chinese, switched to English for a Chinese text).
@@ -173,7 +173,7 @@ def test_small_fixes_on_the_demo_page(browser, demo_url, locale, width, height):
     page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
     page.locator("#swap-btn").click()
     page.wait_for_function("() => document.querySelector('#input-box textarea').value"
-                           " === 'Thank you for your help.'", timeout=10_000)
+                           " === 'Thank you for your help.'", timeout=60_000)
     page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
     # A 51,000-character paste stays whole; the counter and Translate say it is too long.
     long = ("谢谢你的帮助。" * 7300)[:50_999] + "a"  # 51,000 characters
@@ -183,13 +183,13 @@ def test_small_fixes_on_the_demo_page(browser, demo_url, locale, width, height):
     box.focus()
     page.keyboard.insert_text(long)  # as a paste arrives (fill() may skip maxlength)
     page.wait_for_function("() => document.querySelector('#char-count').innerText"
-                           ".startsWith('51,000 / 50,000')", timeout=10_000)
+                           ".startsWith('51,000 / 50,000')", timeout=60_000)
     assert page.evaluate("() => document.querySelector('#input-box textarea').value.length"
                          ) == 51_000
     counter = page.locator("#char-count").inner_text()
     assert ("太长" if locale == "zh-CN" else "too long") in counter, counter
     page.locator("#translate-btn").click()
-    page.locator(".toast-body").first.wait_for(timeout=10_000)
+    page.locator(".toast-body").first.wait_for(timeout=60_000)
     refused = " ".join(_toasts(page))
     assert "51,000" in refused and ("太长" if locale == "zh-CN" else "too long") in refused
     assert page.evaluate(OUTPUT) == "谢谢你的帮助。"  # the last translation, untouched

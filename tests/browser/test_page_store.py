@@ -123,7 +123,7 @@ def _open_panel(page, panel: str) -> None:
 
 def _translate(page, text: str, expected: str) -> None:
     page.locator("#clear-btn").click()
-    page.wait_for_function(f"() => {OUTPUT} === ''", timeout=10_000)
+    page.wait_for_function(f"() => {OUTPUT} === ''", timeout=60_000)
     page.locator("#input-box textarea").fill(text)
     page.locator("#translate-btn").click()
     page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=30_000)
@@ -141,7 +141,7 @@ def _table(page, selector: str) -> str:
 def _exported(page, button: str, file: str) -> str:
     page.locator(button).click()
     link = page.locator(f"{file} a").first
-    link.wait_for(timeout=15_000)
+    link.wait_for(timeout=60_000)
     body = page.request.get(link.get_attribute("href")).body()
     assert body.startswith(b"\xef\xbb\xbf"), body[:20]
     return body.decode("utf-8-sig")
@@ -182,15 +182,15 @@ def test_a_starred_translation_and_the_glossary_survive_a_reload(browser, demo_u
             page.keyboard.type(term)
             page.keyboard.press("Enter")
     page.wait_for_function("() => (document.querySelector('#glossary')?.innerText ?? '')"
-                           ".includes('朋友')", timeout=15_000)
+                           ".includes('朋友')", timeout=60_000)
     _open_panel(page, "phrasebook-panel")
     page.wait_for_function(f"() => (document.querySelector('#phrasebook')?.innerText ?? '')"
-                           f".includes({translation!r})", timeout=15_000)
+                           f".includes({translation!r})", timeout=60_000)
     _reload(page)
     for panel in ("history-panel", "phrasebook-panel", "modes-panel"):
         _open_panel(page, panel)
     page.wait_for_function("() => (document.querySelector('#phrasebook')?.innerText ?? '')"
-                           ".includes('→')", timeout=15_000)
+                           ".includes('→')", timeout=60_000)
     saved = _table(page, "#phrasebook")
     assert text in saved and translation in saved and pair in saved, saved
     assert TIME.search(saved), saved
@@ -206,12 +206,12 @@ def test_a_starred_translation_and_the_glossary_survive_a_reload(browser, demo_u
     page.locator("#phrasebook").get_by_text(translation).filter(visible=True).first.click()
     page.locator("#phrasebook-remove").click()
     page.wait_for_function("(t) => !(document.querySelector('#phrasebook')?.innerText ?? '')"
-                           ".includes(t)", arg=translation, timeout=15_000)
+                           ".includes(t)", arg=translation, timeout=60_000)
     _reload(page)
     _open_panel(page, "phrasebook-panel")
     _open_panel(page, "history-panel")
     page.wait_for_function("(t) => (document.querySelector('#history')?.innerText ?? '')"
-                           ".includes(t)", arg=text, timeout=15_000)
+                           ".includes(t)", arg=text, timeout=60_000)
     assert translation not in _table(page, "#phrasebook")
     page.context.close()
 
@@ -236,13 +236,13 @@ def test_alternatives_collapse_and_the_glossary_report_names_the_texts_terms(
     page.locator("#mode").get_by_text(alternatives).click()  # maybe marked ✓
     _translate(page, "Thank you.", "谢谢。")
     page.wait_for_function("(t) => (document.querySelector('#extras')?.innerText ?? '')"
-                           ".includes(t)", arg=one, timeout=15_000)
+                           ".includes(t)", arg=one, timeout=60_000)
     page.locator("#mode").get_by_text(translate_mode, exact=True).click()
     glossary = tmp_path / "glossary.csv"
     glossary.write_text(GLOSSARY_CSV, encoding="utf-8")
     page.locator("#glossary-file input[type=file]").set_input_files(str(glossary))
     page.wait_for_function("() => (document.querySelector('#glossary')?.innerText ?? '')"
-                           ".includes('朋友')", timeout=15_000)
+                           ".includes('朋友')", timeout=60_000)
     page.locator("#input-box textarea").fill("Thank you.")
     page.locator("#translate-btn").click()
     page.wait_for_function("(t) => (document.querySelector('#extras')?.innerText ?? '')"

@@ -43,7 +43,7 @@ def test_a_five_sentence_stream_shows_growing_text_within_a_second(browser):
         with machine_stalls() as stalled:
             started = time.monotonic()
             page.locator("#translate-btn").click()
-            page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=5_000)
+            page.wait_for_function(f"() => {OUTPUT}.length > 0", timeout=60_000)
             first = time.monotonic() - started
         seen = [page.evaluate(OUTPUT)]
         covers = []
@@ -120,7 +120,7 @@ def test_on_a_phone_translate_and_the_output_fit_the_first_screen(browser, demo_
     assert ("演示模型" in banner) == (locale == "zh-CN"), banner
     title = "演示模型" if locale == "zh-CN" else "Demo model"
     page.locator("#demo-banner").get_by_text(title).first.click()
-    page.get_by_text("hf download").first.wait_for(timeout=5_000)
+    page.get_by_text("hf download").first.wait_for(timeout=60_000)
     page.context.close()
 
 
@@ -140,7 +140,7 @@ def test_the_share_link_uses_the_servers_lan_address(browser):
         page = open_page(browser, f"http://127.0.0.1:{port}/?sl=en&tl=de")
         page.locator("#share-btn").click()
         page.wait_for_function("() => document.querySelector('#share-link textarea, "
-                               "#share-link input').value !== ''", timeout=10_000)
+                               "#share-link input').value !== ''", timeout=60_000)
         link = page.locator("#share-link textarea, #share-link input").first.input_value()
         assert link.startswith(f"http://{address}:{port}/?"), link
         assert "sl=en" in link and "tl=de" in link
@@ -189,7 +189,7 @@ def test_stop_always_says_it_stopped(browser):
         for attempt in range(4):
             page.locator("#input-box textarea").fill(" ".join([FIVE_SENTENCES] * 20) + f" {attempt}")
             page.locator("#translate-btn").click()
-            page.wait_for_function(f"() => {OUTPUT}.length > {200 + attempt * 30}", timeout=10_000)
+            page.wait_for_function(f"() => {OUTPUT}.length > {200 + attempt * 30}", timeout=60_000)
             page.locator("#stop-btn").click()
             page.wait_for_timeout(1_500)
             line = page.locator("#progress").inner_text()
@@ -210,7 +210,7 @@ def test_the_counter_counts_against_what_the_page_takes_and_stop_is_quiet_when_i
     assert stop != "rgb(185, 28, 28)", stop
     page.locator("#input-box textarea").fill("谢谢。" * 2000)
     page.wait_for_function("() => document.querySelector('#char-count').innerText"
-                           ".startsWith('6,000')", timeout=5_000)
+                           ".startsWith('6,000')", timeout=60_000)
     counter = page.locator("#char-count").inner_text()
     chars, limit = (int(x.replace(",", "")) for x in counter.split(" · ")[0].split(" / "))
     assert chars <= limit, counter
@@ -242,7 +242,7 @@ def test_long_translations_do_not_grow_the_history_past_what_the_server_takes(br
         assert len(bodies) == 12 and max(bodies) < 200_000 // 4 + 2 * len(text), bodies
         page.get_by_text("History (kept in this browser").click()
         page.wait_for_function("() => (document.querySelector('#history')?.innerText ?? '')"
-                               ".includes('Row 11.')", timeout=10_000)
+                               ".includes('Row 11.')", timeout=60_000)
         shown = page.evaluate("() => document.querySelector('#history').innerText")
         assert sorted(set(re.findall(r"Row \d+\.", shown))) == ["Row 10.", "Row 11."], shown[:300]
         page.context.close()
@@ -265,7 +265,7 @@ def test_a_text_over_the_request_limit_is_refused_with_words(browser, locale):
         page.locator("#input-box textarea").fill("Good morning. " * 8_000)
         page.locator("#translate-btn").click()
         toast = page.locator(".toast-body").first
-        toast.wait_for(timeout=10_000)
+        toast.wait_for(timeout=60_000)
         assert words[locale] in toast.inner_text()
         assert page.evaluate(OUTPUT) == ""
         api = httpx.post(f"{app.url}/v1/translate", trust_env=False,

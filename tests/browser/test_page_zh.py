@@ -88,7 +88,7 @@ def open_panels(page) -> None:
     for panel in ("demo-banner", "advanced-panel", "modes-panel", "history-panel"):
         page.locator(f"#{panel} .label-wrap").first.click()
     page.wait_for_function("() => ['#history th', '#glossary th', '#opt-temperature input', "
-                           "'#banner'].every((s) => document.querySelector(s))", timeout=10_000)
+                           "'#banner'].every((s) => document.querySelector(s))", timeout=60_000)
     page.wait_for_timeout(300)  # the tables' headers in the page's language (a load event)
 
 
@@ -109,11 +109,11 @@ def test_a_chinese_page_shows_no_english_word(browser, demo_url, size):  # noqa:
     page.locator("#translate-btn").click()
     page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
     page.wait_for_function("() => document.querySelector('#progress').innerText.includes('上次')",
-                           timeout=10_000)
+                           timeout=60_000)
     open_panels(page)
     found = english_words(page, samples)
     page.get_by_role("tab", name="文档").click()
-    page.locator("#doc-upload").wait_for(timeout=5_000)
+    page.locator("#doc-upload").wait_for(timeout=60_000)
     found += english_words(page, samples)
     page.context.close()
     assert found == [], "English on the Chinese page:\n" + "\n".join(found)
@@ -143,20 +143,20 @@ def test_the_pickers_show_native_names_and_find_english_ones(browser, demo_url, 
         box.press_sequentially(typed)
         # Gradio filters on a keydown; Playwright types 德语 without one (an IME sends them).
         box.press("End")
-        page.wait_for_function(f"() => ({OPTIONS})().length === 1", timeout=5_000)
+        page.wait_for_function(f"() => ({OPTIONS})().length === 1", timeout=60_000)
         assert page.evaluate(OPTIONS) == ["Deutsch · 德语" if zh else "Deutsch · German"], typed
     box.press("Enter")
     page.wait_for_function("() => document.querySelector('#target-lang input').value"
-                           ".startsWith('Deutsch')", timeout=5_000)
+                           ".startsWith('Deutsch')", timeout=60_000)
     source = page.locator("#source-lang input")
     source.click()
     source.fill("")
     source.press_sequentially("英语")
     source.press("End")
-    page.wait_for_function(f"() => ({OPTIONS})().length === 1", timeout=5_000)
+    page.wait_for_function(f"() => ({OPTIONS})().length === 1", timeout=60_000)
     source.press("Enter")
     page.wait_for_function("() => document.querySelector('#source-lang input').value"
-                           ".startsWith('English')", timeout=5_000)
+                           ".startsWith('English')", timeout=60_000)
     # The values are still the codes the listeners and the API read: English into German.
     page.locator("#input-box textarea").fill("Good morning.")
     page.locator("#translate-btn").click()
@@ -342,5 +342,5 @@ def test_the_slow_model_banner_is_not_titled_demo_model(browser, slow_url, local
     shown = banner.inner_text()
     assert title in shown and "Demo model" not in shown and "演示模型" not in shown, shown
     banner.get_by_text(title).first.click()
-    page.get_by_text(details).first.wait_for(timeout=5_000)
+    page.get_by_text(details).first.wait_for(timeout=60_000)
     page.context.close()
