@@ -144,3 +144,57 @@ def test_a_request_joining_before_the_engine_answers_keeps_the_sequence_when_its
     assert stream.finish_reason == "stop" and stream.text == ANSWER
     assert engine.submitted == 1
     stream.detach()
+
+
+class BrokenAttachStream(Stream):
+    """A stream whose first reader cannot attach: a failure in the middle of the landing."""
+
+    def attach(self) -> bool:
+        raise RuntimeError("the landing broke")
+
+
+def test_a_landing_that_fails_fails_its_joiners_at_once_and_cancels_the_sequence():
+    from hunyuan_webui.service.translate.inflight import Flights
+
+    joined = threading.Event()
+    made: list[Stream] = []
+
+    class Engine(FakeEngine):
+        def submit(self, prompts: Sequence[str], options: Any) -> list[Stream]:
+            assert joined.wait(10)  # the joiner has reserved its reader before the landing
+            made.extend(BrokenAttachStream(p, o)
+                        for p, o in zip(prompts, options_per_prompt(prompts, options)))
+            return list(made)
+
+    flights = Flights(Engine(), cache=None)
+    options = DecodingOptions()
+    outcome: dict[str, BaseException] = {}
+
+    def submitter() -> None:
+        try:
+            flights.submit(["k"], ["p"], options, share=True, store=False)
+        except BaseException as exc:  # noqa: BLE001 - the outcome is what is checked
+            outcome["submitter"] = exc
+
+    def joiner() -> None:
+        try:
+            flights.submit(["k"], ["p"], options, share=True, store=False)
+        except BaseException as exc:  # noqa: BLE001
+            outcome["joiner"] = exc
+
+    first = threading.Thread(target=submitter)
+    first.start()
+    assert wait_until(lambda: len(flights) == 1, 10)
+    second = threading.Thread(target=joiner)
+    started = time.monotonic()
+    second.start()
+    flight = flights._table["k"]  # the joiner has reserved its reader on it
+    assert wait_until(lambda: flight._reserved == 1, 10)
+    joined.set()
+    first.join(10)
+    second.join(10)
+    assert time.monotonic() - started < 5  # not the 60 s share deadline
+    assert "the landing broke" in str(outcome["submitter"])
+    assert "the landing broke" in str(outcome["joiner"])
+    assert made and all(s.cancelled for s in made)
+    assert len(flights) == 0

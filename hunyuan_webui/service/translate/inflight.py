@@ -220,11 +220,13 @@ class Flights:
                     lambda s, key=key, flight=flight: self._landed(key, flight, s, store))
         except BaseException as exc:  # no joiner may wait out its deadline on a flight never landed
             for (key, flight), stream in landing:
+                self._landed(key, flight, stream, store=False)  # not joinable from the table now
                 if flight is not None and flight.stream is None:
-                    self._landed(key, flight, stream, store=False)
                     flight.fail(exc)
             for stream in attached:
                 stream.detach()
+            for _, stream in landing[len(attached):]:  # submitted, and no one will read them
+                stream.cancel()
             raise
         return streams
 
