@@ -111,7 +111,9 @@ def test_a_drop_mid_utterance_resumes_with_nothing_lost_or_doubled(served: Runni
         mic.send(chunks[half:half + 5])
         again = mic.connect()  # the same session: the server says where it is
         assert again["type"] == "ready" and again["session"] == mic.session
-        assert half <= again["next"] <= half + 5
+        # What it had read before the drop (on a busy machine, not every frame sent before
+        # it); the page resends from there.
+        assert 0 <= again["next"] <= half + 5
         mic.send(chunks[half + 5:], pace=0.01)
         mic.wait_for("final", 90, count=2)
         mic.resend(0, chunks[:half])  # a confused page resending old frames: ignored
