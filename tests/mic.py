@@ -66,6 +66,9 @@ class Mic:
         self.closed = None
         first = json.loads(self.ws.recv(timeout=30))
         self.messages.append(first)
+        while first["type"] in ("draft", "final"):  # the old socket's utterance, told late
+            first = json.loads(self.ws.recv(timeout=30))
+            self.messages.append(first)
         if first["type"] == "ready":
             self._resend(first["next"])
         self._reader = threading.Thread(target=self._read, args=(self.ws,), daemon=True)

@@ -112,11 +112,13 @@ def test_last_reader_leaving_cancels_but_a_shared_reader_keeps_it(engine):
 
 def test_backpressure_answers_busy_instead_of_queueing_forever(demo_dir):
     engine = LocalEngine(models.resolve(demo_dir), max_batch_size=1, max_queued=2,
-                         max_new_tokens=64, warmup=False)
+                         max_new_tokens=1024, warmup=False)
     try:
         assert engine.wait_ready(60).state == "ready"
-        prompt = prompts.translation_prompt("z " * 40, "en", "zh")
-        opts = DecodingOptions(deterministic=True, max_new_tokens=64)
+        # A text the demo model answers for seconds: the first sequence is still running when
+        # the queue fills (a short one could end first on a busy machine and free its slot).
+        prompt = prompts.translation_prompt("-".join(["ha"] * 200), "en", "th")
+        opts = DecodingOptions(deterministic=True, max_new_tokens=1024)
         running = engine.submit([prompt], opts)
         while engine.status().active == 0:
             time.sleep(0.001)
