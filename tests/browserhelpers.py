@@ -30,6 +30,7 @@ def open_page(browser, url: str, locale: str = "en-US", width: int = 1280, heigh
     """A new context's page on ``url``, once Translate can be pressed."""
     context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
                                   is_mobile=mobile, has_touch=mobile)
+    context.set_default_timeout(60_000)  # waits without their own: a busy machine's minute
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)

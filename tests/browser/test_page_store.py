@@ -129,6 +129,19 @@ def _translate(page, text: str, expected: str) -> None:
     page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=30_000)
 
 
+def _type_cell(page, cell: str, term: str) -> None:
+    """Types into a table cell as a visitor does: double-click, then type once its editor has
+    the focus (keys typed before it has are lost on a busy machine), then Enter."""
+    page.locator(cell).dblclick()
+    page.locator(f"{cell} textarea").wait_for(state="visible", timeout=60_000)
+    page.wait_for_function("(s) => document.activeElement === document.querySelector(s)",
+                           arg=f"{cell} textarea", timeout=60_000)
+    page.keyboard.type(term)
+    page.keyboard.press("Enter")
+    page.wait_for_function("([s, t]) => (document.querySelector(s)?.innerText ?? '').includes(t)",
+                           arg=[cell, term], timeout=60_000)
+
+
 def _reload(page) -> None:
     page.reload()
     page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
@@ -178,9 +191,7 @@ def test_a_starred_translation_and_the_glossary_survive_a_reload(browser, demo_u
         page.locator("#glossary-file input[type=file]").set_input_files(str(glossary))
     else:  # typed into the table
         for cell, term in (("cell-0-0", "friend"), ("cell-0-1", "朋友")):
-            page.locator(f"#glossary [data-testid={cell}]").dblclick()
-            page.keyboard.type(term)
-            page.keyboard.press("Enter")
+            _type_cell(page, f"#glossary [data-testid={cell}]", term)
     page.wait_for_function("() => (document.querySelector('#glossary')?.innerText ?? '')"
                            ".includes('朋友')", timeout=60_000)
     _open_panel(page, "phrasebook-panel")
