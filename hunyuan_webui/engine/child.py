@@ -9,15 +9,25 @@ import itertools
 import multiprocessing
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict
 from typing import Any
 
 from hunyuan_webui import errors
 from hunyuan_webui.core import kinds
 from hunyuan_webui.core.spec import ModelSpec
 from hunyuan_webui.engine.base import DecodingOptions, EngineState, EngineStatus, Stream
+from hunyuan_webui.engine.messages import (
+    Beat,
+    Cancel,
+    Close,
+    Count,
+    Delta,
+    End,
+    Reply,
+    Step,
+    Submit,
+)
 from hunyuan_webui.engine.restarts import SHUTTING_DOWN
 from hunyuan_webui.engine.worker import child_main, log_settings, rebuild_error
 
@@ -36,7 +46,7 @@ class ChildStream(Stream):
         already = self.cancelled
         super().cancel()
         if not already and not self.done:
-            self._child.send_quietly(("cancel", [self._key]))
+            self._child.send_quietly(Cancel([self._key]))
 
 
 class Child:
@@ -83,19 +93,24 @@ class Child:
         with self.lock:
             self.streams.update(zip(keys, streams))
         try:
-            prompt_tokens = self.call("submit", keys, list(prompts),
-                                      [asdict(o) for o in per_prompt])
+            prompt_tokens = self.call(lambda call: Submit(call, keys, list(prompts),
+                                                          list(per_prompt)))
         except BaseException:
             with self.lock:
                 for key in keys:
                     self.streams.pop(key, None)
-            self.send_quietly(("cancel", keys))  # admitted after all (a timeout)?
+            self.send_quietly(Cancel(keys))  # admitted after all (a timeout)?
             raise
         for stream, count in zip(streams, prompt_tokens):
             stream.usage.prompt_tokens = count
         return streams
 
-    def call(self, kind: str, *args: Any, timeout: float = CALL_TIMEOUT_S) -> Any:
+    def count(self, text: str) -> int:
+        return int(self.call(lambda call: Count(call, text)))
+
+    def call(self, message: Callable[[int], Submit | Count],
+             timeout: float = CALL_TIMEOUT_S) -> Any:
+        """Sends ``message(call)`` and waits for the child's :class:`Reply` to that call."""
         if self.dead:
             raise errors.EngineError(self.dead)
         future: Future[Any] = Future()
@@ -103,7 +118,7 @@ class Child:
         with self.lock:
             self.calls[key] = future
         try:
-            self.send((kind, key, *args))
+            self.send(message(key))
             return future.result(timeout=timeout)
         except TimeoutError:  # before OSError, which it subclasses: the child is alive but slow
             raise errors.EngineError(f"The engine process did not answer within {timeout:g}s; "
@@ -114,11 +129,11 @@ class Child:
             with self.lock:
                 self.calls.pop(key, None)
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: Submit | Count | Cancel | Close) -> None:
         with self.send_lock:
             self.conn.send(message)
 
-    def send_quietly(self, message: tuple[Any, ...]) -> None:
+    def send_quietly(self, message: Cancel | Close) -> None:
         with contextlib.suppress(OSError, ValueError):  # the child is gone: nothing runs there
             self.send(message)
 
@@ -153,7 +168,7 @@ class Child:
 
     def close(self) -> None:
         self.closing = True
-        self.send_quietly(("close",))
+        self.send_quietly(Close())
         self.process.join(timeout=15)
         if self.process.is_alive():
             self.process.kill()
@@ -166,27 +181,26 @@ class Child:
         try:
             while True:
                 message = self.conn.recv()
-                kind = message[0]
-                if kind == "step":
-                    self._apply_step(message[1], message[2])
-                elif kind == "beat":
+                if isinstance(message, Step):
+                    self._apply_step(message.deltas, message.ends)
+                elif isinstance(message, Beat):
                     with self.lock:
-                        self.beat, self.beat_at = message[1], time.monotonic()
-                elif kind == "reply":
-                    self._reply(*message[1:])
+                        self.beat, self.beat_at = message.status, time.monotonic()
+                elif isinstance(message, Reply):
+                    self._reply(message)
         except (EOFError, OSError):
             pass
         self.process.join(timeout=2)
         self._end_all()
 
-    def _reply(self, key: int, ok: bool, payload: Any) -> None:
+    def _reply(self, reply: Reply) -> None:
         with self.lock:
-            future = self.calls.get(key)
+            future = self.calls.get(reply.call)
         if future is not None:
-            if ok:
-                future.set_result(payload)
+            if reply.error is None:
+                future.set_result(reply.value)
             else:
-                future.set_exception(rebuild_error(payload))
+                future.set_exception(rebuild_error(reply.error))
 
     def _end_all(self) -> None:
         """The child is gone: end its streams and calls with a message that says what happened."""
@@ -207,28 +221,26 @@ class Child:
             future.set_exception(errors.EngineError(self.dead))
         self.exited.set()
 
-    def _apply_step(self, deltas: list[tuple[int, str, int]],
-                    ends: list[tuple[int, str, Any, dict[str, Any]]]) -> None:
+    def _apply_step(self, deltas: list[Delta], ends: list[End]) -> None:
         now = time.perf_counter()
         with self.lock:
             streams = self.streams
-            touched = [(streams.get(key), text, count) for key, text, count in deltas]
-            ended = [(streams.pop(key, None), reason, error, usage)
-                     for key, reason, error, usage in ends]
-        for stream, text, count in touched:
+            touched = [(streams.get(delta.key), delta) for delta in deltas]
+            ended = [(streams.pop(end.key, None), end) for end in ends]
+        for stream, delta in touched:
             if stream is None:
                 continue
             if stream.usage.first_token_at is None:
                 stream.usage.first_token_at = now
-            stream.usage.completion_tokens = count
-            stream.push(text)
-        for stream, reason, error, usage in ended:
+            stream.usage.completion_tokens = delta.completion_tokens
+            stream.push(delta.text)
+        for stream, end in ended:
             if stream is None:
                 continue
-            stream.usage.completion_tokens = usage["completion_tokens"]
-            if stream.usage.first_token_at is None and usage["first_token"]:
+            stream.usage.completion_tokens = end.completion_tokens
+            if stream.usage.first_token_at is None and end.first_token:
                 stream.usage.first_token_at = now
-            stream.finish(reason, None if error is None else rebuild_error(error))
+            stream.finish(end.reason, None if end.error is None else rebuild_error(end.error))
 
 
 def exit_words(code: int | None) -> str:

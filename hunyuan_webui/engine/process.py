@@ -7,29 +7,20 @@ against 26.6 ms with nothing else in the process. In a child process the model h
 itself. The web server gets each step's text from all sequences as one message, not one wake-up
 per token.
 
-One duplex pipe carries everything.
-
-From the parent:
-
-- ``("submit", call, ids, prompts, options)``
-- ``("cancel", ids)``
-- ``("count", call, text)``
-- ``("close",)``
-
-From the child:
-
-- ``("reply", call, ok, payload)``
-- ``("step", deltas, ends)``, after every scheduler pass that changed something. ``deltas`` is
-  ``[(id, text, completion_tokens)]``; ``ends`` is ``[(id, reason, error, usage)]``.
-- ``("beat", status)`` twice a second from a thread of its own: the engine's status, so the
-  parent answers ``status()`` without a round trip, and knows the child is alive.
+One duplex pipe carries everything, as the classes of :mod:`~hunyuan_webui.engine.messages`.
+From the parent: ``Submit`` (prompts and their options, answered by a ``Reply`` of their prompt
+lengths), ``Count`` (answered by a ``Reply`` of the count), ``Cancel`` and ``Close``. From the
+child: ``Reply``; a ``Step`` after every scheduler pass that changed something (each stream's new
+text, and the streams that ended, how and why); and a ``Beat`` twice a second from a thread of its
+own: the engine's status, so the parent answers ``status()`` without a round trip, and knows the
+child is alive.
 
 The code is in three modules: this one (the supervisor, which is the engine the service sees),
 :mod:`~hunyuan_webui.engine.child` (the parent's handle on one child) and
 :mod:`~hunyuan_webui.engine.worker` (what runs in the child).
 
-Errors cross as (class name, message, attributes) and are raised again as the same
-:mod:`hunyuan_webui.errors` class. The child is started with ``spawn``, because a forked copy of a
+Errors cross as an ``ErrorPayload`` (class name, message, attributes) and are raised again as
+the same :mod:`hunyuan_webui.errors` class. The child is started with ``spawn``, because a forked copy of a
 process with threads and a loaded torch is unsafe.
 
 Supervision: a thread in the parent restarts the child when it exits, stops sending heartbeats, or
@@ -130,7 +121,7 @@ class ProcessEngine(SupervisedEngine):
         return replace(beat, extra={**beat.extra, **extra})
 
     def count_tokens(self, text: str) -> int:
-        return int(self._usable_child().call("count", text))
+        return self._usable_child().count(text)
 
     def _stop(self) -> None:
         with self._lock:

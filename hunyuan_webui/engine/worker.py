@@ -3,9 +3,10 @@
 The child builds its engine (the factory's ``child`` class for its kind: our transformers engine,
 :class:`~hunyuan_webui.engine.local.LocalEngine`, or llama.cpp's), answers the parent's
 messages on its main thread, forwards each scheduler pass's text from the scheduler thread, and
-sends a heartbeat (the engine's status) from a third. Errors cross the pipe as (class name,
-message, attributes) and are raised again in the parent as the same :mod:`hunyuan_webui.errors`
-class.
+sends a heartbeat (the engine's status) from a third. The messages are
+:mod:`hunyuan_webui.engine.messages`' classes; errors cross the pipe as an ``ErrorPayload`` (class
+name, message, attributes) and are raised again in the parent as the same
+:mod:`hunyuan_webui.errors` class.
 """
 
 from __future__ import annotations
@@ -19,29 +20,40 @@ from typing import Any
 from hunyuan_webui import errors
 from hunyuan_webui.core import kinds
 from hunyuan_webui.core.spec import ModelSpec
-from hunyuan_webui.engine.base import DecodingOptions, Stream
+from hunyuan_webui.engine.base import Stream
+from hunyuan_webui.engine.messages import (
+    Beat,
+    Cancel,
+    Close,
+    Count,
+    Delta,
+    End,
+    ErrorPayload,
+    Reply,
+    Step,
+    Submit,
+)
 from hunyuan_webui.engine.threads import let_idle_threads_sleep
 from hunyuan_webui.errors import TranslatorError
 
 BEAT_INTERVAL_S = 0.5
 
 
-def error_payload(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
+def error_payload(exc: BaseException) -> ErrorPayload:
     if isinstance(exc, TranslatorError):
         attrs = {k: v for k, v in vars(exc).items() if k != "user_message"
                  and isinstance(v, str | int | float | bool | list | tuple | type(None))}
-        return type(exc).__name__, exc.user_message, attrs
-    return "TranslatorError", f"Generation failed: {exc}", {}
+        return ErrorPayload(type(exc).__name__, exc.user_message, attrs)
+    return ErrorPayload("TranslatorError", f"Generation failed: {exc}")
 
 
-def rebuild_error(payload: tuple[str, str, dict[str, Any]]) -> TranslatorError:
-    name, message, attrs = payload
-    cls = getattr(errors, name, TranslatorError)
+def rebuild_error(payload: ErrorPayload) -> TranslatorError:
+    cls = getattr(errors, payload.name, TranslatorError)
     if not (isinstance(cls, type) and issubclass(cls, TranslatorError)):
         cls = TranslatorError
     error = cls.__new__(cls)
-    TranslatorError.__init__(error, message)
-    error.__dict__.update(attrs)
+    TranslatorError.__init__(error, payload.message)
+    error.__dict__.update(payload.attrs)
     return error
 
 
@@ -54,7 +66,7 @@ class _Forwarder:
         self.lock = threading.Lock()
         self.live: dict[int, tuple[Stream, list[int]]] = {}  # key -> (stream, [chunks sent])
 
-    def send(self, message: tuple[Any, ...]) -> None:
+    def send(self, message: Step | Beat | Reply) -> None:
         with self.send_lock:
             self.conn.send(message)
 
@@ -64,23 +76,23 @@ class _Forwarder:
                 self.live[key] = (stream, [0])
 
     def flush(self) -> None:
-        deltas: list[tuple[int, str, int]] = []
-        ends: list[tuple[int, str, Any, dict[str, Any]]] = []
+        deltas: list[Delta] = []
+        ends: list[End] = []
         with self.lock:
             for key, (stream, sent) in list(self.live.items()):
                 finished = stream.done
                 chunks, _ = stream.read(sent[0], timeout=0)
                 if chunks:
                     sent[0] += len(chunks)
-                    deltas.append((key, "".join(chunks), stream.usage.completion_tokens))
+                    deltas.append(Delta(key, "".join(chunks), stream.usage.completion_tokens))
                 if finished:
                     del self.live[key]
                     error = None if stream.error is None else error_payload(stream.error)
-                    ends.append((key, stream.finish_reason or "error", error,
-                                 {"completion_tokens": stream.usage.completion_tokens,
-                                  "first_token": stream.usage.first_token_at is not None}))
+                    ends.append(End(key, stream.finish_reason or "error", error,
+                                    stream.usage.completion_tokens,
+                                    stream.usage.first_token_at is not None))
         if deltas or ends:
-            self.send(("step", deltas, ends))
+            self.send(Step(deltas, ends))
 
 
 def log_settings() -> dict[str, Any]:
@@ -97,7 +109,7 @@ def _prepare_process(log_settings: dict[str, Any], runner: str, cpu_threads: int
     from transformers.utils import logging as hf_logging
 
     # Ctrl+C reaches the whole process group: the parent decides when this process stops (it
-    # sends "close", or its end of the pipe closes when it exits).
+    # sends Close, or its end of the pipe closes when it exits).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     logging.basicConfig(level=log_settings["level"],
                         format="%(asctime)s %(levelname)s %(name)s [engine]: %(message)s")
@@ -125,33 +137,28 @@ def child_main(conn: Any, spec: ModelSpec, engine_kwargs: dict[str, Any],
                 message = conn.recv()
             except (EOFError, OSError):  # the parent is gone
                 break
-            kind = message[0]
-            if kind == "close":
+            if isinstance(message, Close):
                 break
-            if kind == "cancel":
+            if isinstance(message, Cancel):
                 with forward.lock:
-                    found = [forward.live.get(key) for key in message[1]]
+                    found = [forward.live.get(key) for key in message.keys]
                 for entry in found:
                     if entry is not None:
                         entry[0].cancel()
                 continue
-            key = message[1]
+            if not isinstance(message, Submit | Count):
+                logging.getLogger(__name__).error("unknown message %r: ignored", message)
+                continue
             try:
-                if kind == "submit":
-                    _, _, keys, prompts, options = message
-                    streams = engine.submit(prompts, [DecodingOptions(**o) for o in options])
-                    forward.add(keys, streams)
-                    reply: Any = [s.usage.prompt_tokens for s in streams]
-                    forward.send(("reply", key, True, reply))
+                if isinstance(message, Submit):
+                    streams = engine.submit(message.prompts, message.options)
+                    forward.add(message.keys, streams)
+                    forward.send(Reply(message.call, [s.usage.prompt_tokens for s in streams]))
                     forward.flush()  # what the scheduler did before `add` (a 1-token answer)
-                    continue
-                elif kind == "count":
-                    reply = engine.count_tokens(message[2])
                 else:
-                    raise TranslatorError(f"unknown request {kind!r}")
-                forward.send(("reply", key, True, reply))
+                    forward.send(Reply(message.call, engine.count_tokens(message.text)))
             except Exception as exc:  # answered, so the parent raises it where it asked
-                forward.send(("reply", key, False, error_payload(exc)))
+                forward.send(Reply(message.call, error=error_payload(exc)))
     finally:
         stop.set()
         engine.close()
@@ -165,7 +172,7 @@ def _heartbeat(engine: Any, forward: _Forwarder, stop: threading.Event) -> None:
     ``status()`` reads the latest, and a silence means this process is hung."""
     while True:
         try:
-            forward.send(("beat", engine.status()))
+            forward.send(Beat(engine.status()))
         except (OSError, ValueError):  # the parent is gone
             return
         if stop.wait(BEAT_INTERVAL_S):
