@@ -172,7 +172,7 @@ def check_hardware(settings: Settings) -> None:
     """Before anything loads, for every in-process engine (local and process): refuse a model
     this app cannot run (saying which engine can), and a 7B model on a machine without a GPU
     unless asked to (--device cpu)."""
-    if settings.engine not in kinds.TRANSFORMERS:  # a server, or llama.cpp: not transformers
+    if not kinds.of(settings.engine).own_transformers:  # a server, or llama.cpp
         return
     from hunyuan_webui import models
     from hunyuan_webui.engine.loader import estimate_weight_gib, pick_device

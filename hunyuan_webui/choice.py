@@ -32,7 +32,7 @@ from hunyuan_webui import hub, models
 from hunyuan_webui.core import kinds
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.model_size import GGUF_BYTES_PER_PARAM
-from hunyuan_webui.settings import GGUF_ENGINES, Settings
+from hunyuan_webui.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,6 @@ LLAMA_CPP_HINT = ("`bash launch.sh` installs it (once: it compiles llama.cpp, ab
                   "and keeps the wheel in .hymt/wheels), or `pip install llama-cpp-python`")
 # Engines that run a model inside this app: transformers, and llama.cpp for GGUF builds.
 IN_PROCESS_ENGINES = frozenset({"transformers", "llama.cpp"})
-# --engine values a chosen GGUF row may replace by llamacpp (the in-process ones, and itself).
-GGUF_SWITCHABLE = frozenset({*kinds.TRANSFORMERS, kinds.LLAMACPP})
 
 
 @dataclass(frozen=True)
@@ -321,13 +319,14 @@ def _first(table: tuple[Row, ...], free_gib: float, settings: Settings, probe: P
 def _engine_for(row: Row, settings: Settings, probe: Probe) -> str | None:
     """The --engine that runs ``row`` given the one asked for, or None (logged) if none does."""
     gguf = row.spec.prequantized == "gguf"
-    if gguf and settings.engine in GGUF_SWITCHABLE and not probe.runs_gguf():
+    kind = kinds.of(settings.engine)
+    if gguf and kind.in_app and not probe.runs_gguf():
         log.info("launch choice: skipping %s (needs llama-cpp-python, which is not installed)",
                  row.model)
         return None
-    if gguf and settings.engine in GGUF_SWITCHABLE:
+    if gguf and kind.in_app:
         return kinds.LLAMACPP
-    if gguf == (settings.engine in GGUF_ENGINES):  # llama-server; or transformers and servers
+    if gguf == kind.gguf_only:  # llama-server; or transformers and servers
         return settings.engine
     log.info("launch choice: skipping %s (--engine %s does not run it)", row.model,
              settings.engine)
@@ -352,7 +351,7 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
     if asked:
         banner = f"**Demo model.** This is {what}. {commands}"
     demo = replace(settings, model=str(directory), demo=True)
-    if settings.engine in GGUF_ENGINES:  # llama.cpp runs the demo as a GGUF file
+    if kinds.of(settings.engine).gguf_only:  # llama.cpp runs the demo as a GGUF file
         demo = with_demo(demo)
     told = "" if asked else (f"Serving the demo model, which knows only {count} phrases: {why} "
                              f"For a real one without a GPU: `{DOWNLOAD}`, then `bash launch.sh`.")
@@ -362,7 +361,7 @@ def _demo(settings: Settings, why: str, asked: bool = False) -> Choice:
 def with_demo(settings: Settings) -> Settings:
     """The demo model replaces ``model`` (resolved lazily: it may be built on first use); the
     engines that run GGUF files get it as one. :func:`choose` does this for --demo."""
-    if settings.engine in GGUF_ENGINES:
+    if kinds.of(settings.engine).gguf_only:
         from hunyuan_webui.demo.gguf import ensure_demo_gguf
 
         return replace(settings, model=str(ensure_demo_gguf()))

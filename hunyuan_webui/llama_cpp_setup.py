@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from hunyuan_webui.choice import AUTO, GGUF_SWITCHABLE, Choice, MachineProbe, Probe, choose
+from hunyuan_webui.choice import AUTO, Choice, MachineProbe, Probe, choose
 from hunyuan_webui.core import kinds
 from hunyuan_webui.settings import Settings
 
@@ -36,7 +36,7 @@ class _AsIfInstalled:
 def needs_llama_cpp(settings: Settings, probe: Probe | None = None) -> Choice | None:
     """The launch's choice when it would run a GGUF through llama.cpp and only llama-cpp-python is
     missing for it (``bash launch.sh`` then installs it); else None."""
-    if settings.demo or settings.model != AUTO or settings.engine not in GGUF_SWITCHABLE:
+    if settings.demo or settings.model != AUTO or not kinds.of(settings.engine).in_app:
         return None
     probe = probe or MachineProbe(settings.gguf_quant)
     if probe.runs_gguf():

@@ -21,7 +21,7 @@ from hunyuan_webui.errors import InputError
 
 DTYPES = ("auto", "bf16", "fp16", "fp32", "int8", "int4")
 DEVICES = ("auto", "cuda", "mps", "cpu")
-ENGINES, MANAGED_ENGINES, GGUF_ENGINES = kinds.ENGINES, kinds.MANAGED, kinds.GGUF
+ENGINES = kinds.ENGINES
 ENV_PREFIX = "HYMT_"
 
 

@@ -73,7 +73,7 @@ ENGINES: dict[str, Row] = {
     kinds.LLAMACPP: Row(_PROCESS, _llamacpp, child="hunyuan_webui.engine.llamacpp:LlamaCppEngine"),
     kinds.OPENAI: Row("hunyuan_webui.engine.remote:OpenAIEngine", _remote),
     **{kind: Row("hunyuan_webui.engine.managed:ManagedEngine", _managed)
-       for kind in kinds.MANAGED},
+       for kind in kinds.ENGINES if kinds.of(kind).managed},
 }
 assert set(ENGINES) == set(kinds.ENGINES), "every engine kind has a row"
 
@@ -93,10 +93,7 @@ def child_class(kind: str) -> Any:
 
 def build(spec: ModelSpec, config: EngineConfig) -> Engine:
     """A new engine of ``config.kind`` for ``spec`` (most callers want :func:`get_engine`)."""
-    row = ENGINES.get(config.kind)
-    if row is None:
-        raise InputError(f"--engine must be one of {', '.join(kinds.ENGINES)}; "
-                         f"got {config.kind!r}.")
+    row = ENGINES[kinds.of(config.kind).name]
     check_format(spec, config.kind)
     return row.build(load_class(row.engine), spec, config)
 
@@ -105,11 +102,11 @@ def check_format(spec: ModelSpec, kind: str) -> None:
     """A GGUF checkpoint needs a GGUF engine, and a GGUF engine a GGUF checkpoint."""
     from hunyuan_webui.engine.gguf_files import is_gguf
 
-    if kind in kinds.GGUF and not is_gguf(spec):
+    if kinds.of(kind).gguf_only and not is_gguf(spec):
         raise InputError(f"--engine {kind} runs GGUF files, and {spec.id} is not one: pass a "
                          ".gguf file or a -GGUF repository with --model (e.g. "
                          "tencent/Hy-MT2-1.8B-GGUF), or choose another --engine.")
-    if kind in kinds.TRANSFORMERS and is_gguf(spec):
+    if kinds.of(kind).own_transformers and is_gguf(spec):
         raise InputError(f"{spec.id} is a GGUF checkpoint, which transformers does not run "
                          "here: use --engine llamacpp (or llama-server).")
 

@@ -116,7 +116,7 @@ def _prepare_process(log_settings: dict[str, Any], runner: str, cpu_threads: int
     hf_logging.set_verbosity(log_settings["transformers"])
     if not log_settings["progress_bars"]:
         hf_logging.disable_progress_bar()
-    if runner in (kinds.PROCESS, kinds.LLAMACPP):  # OpenMP reads its policy when torch or llama.cpp loads it
+    if kinds.of(runner).child_process:  # OpenMP reads its policy when torch or llama.cpp loads it
         let_idle_threads_sleep(cpu_threads)
 
 
