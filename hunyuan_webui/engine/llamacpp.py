@@ -134,8 +134,9 @@ class LlamaCppEngine(BatchingEngine):
     # -- admission --------------------------------------------------------------------------------
     def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions) -> _Row:
         model = self._require_loaded()
-        stream, cap, text = self._row_parts(prompt, ids, options, model.detokenize)
-        cap = min(cap, model.n_ctx - len(ids))  # what the cache can hold beside the prompt
+        stream, max_new_tokens, text = self._row_parts(prompt, ids, options, model.detokenize)
+        # what the cache can hold beside the prompt
+        max_new_tokens = min(max_new_tokens, model.n_ctx - len(ids))
         generator = None
         if not options.deterministic and options.seed is not None:
             generator = torch.Generator().manual_seed(options.seed)
@@ -145,7 +146,7 @@ class LlamaCppEngine(BatchingEngine):
         if self._planner is not None:
             hint = model.tokenize(options.draft) if options.draft else []
             drafter = Drafter(ids, hint, banned=frozenset(self._special_ids.values()))
-        return _Row(stream=stream, prompt=ids, max_new_tokens=max(1, cap),
+        return _Row(stream=stream, prompt=ids, max_new_tokens=max(1, max_new_tokens),
                     text=text, generator=generator, seen=seen, drafter=drafter)
 
     def _admit(self) -> tuple[list[_Row], list[_Row]]:

@@ -113,7 +113,7 @@ class LocalEngine(BatchingEngine):
 
     # -- admission --------------------------------------------------------------------------------
     def _new_row(self, prompt: str, ids: list[int], options: DecodingOptions) -> Row:
-        stream, cap, text = self._row_parts(prompt, ids, options, self._decode)
+        stream, max_new_tokens, text = self._row_parts(prompt, ids, options, self._decode)
         loaded = self._require_loaded()
         generator = None
         if not options.deterministic and options.seed is not None:
@@ -123,7 +123,7 @@ class LocalEngine(BatchingEngine):
             hint = (loaded.tokenizer.encode(options.draft, add_special_tokens=False)
                     if options.draft else [])
             drafter = Drafter(ids, hint, banned=self._banned)
-        return Row(stream=stream, prompt_ids=ids, max_new_tokens=cap, text=text,
+        return Row(stream=stream, prompt_ids=ids, max_new_tokens=max_new_tokens, text=text,
                    generator=generator, drafter=drafter)
 
     def _admit(self) -> tuple[tuple[list[Row], Row | None], list[Row]]:
@@ -148,7 +148,7 @@ class LocalEngine(BatchingEngine):
             tokenizer, self.spec.reasoning_tags or ())
         self._banned = frozenset(tokenizer.all_special_ids) | loaded.eos_token_ids
         if self._planner is not None and loaded.decode is not None:  # what its direct step serves
-            self._planner.max_tokens = loaded.decode.rows.stop - 1
+            self._planner.max_step_tokens = loaded.decode.rows.stop - 1
         self._model = loaded
 
     def _loaded(self) -> LoadedModel | None:

@@ -204,15 +204,15 @@ class BatchingEngine(Engine):
     def _row_parts(self, prompt: str, ids: list[int], options: DecodingOptions,
                    detokenize: Callable[[Sequence[int]], str]
                    ) -> tuple[Stream, int, IncrementalText | ReasoningFilter]:
-        """What every row starts with: its stream, its token cap (the request's, else three
-        times the prompt and a little; at most ``max_new_tokens``) and its text."""
+        """What every row starts with: its stream, its ``max_new_tokens`` (the request's, else
+        three times the prompt and a little; at most the engine's) and its text."""
         stream = Stream(prompt, options)
         stream.usage.prompt_tokens = len(ids)
-        cap = min(options.max_new_tokens or 32 + 3 * len(ids), self.max_new_tokens)
+        max_new_tokens = min(options.max_new_tokens or 32 + 3 * len(ids), self.max_new_tokens)
         text: IncrementalText | ReasoningFilter = IncrementalText(detokenize)
         if self.spec.reasoning_tags:  # Hy-MT2-30B-A3B: its <think> block never reaches the user
             text = ReasoningFilter(text, self.spec.reasoning_tags)
-        return stream, cap, text
+        return stream, max_new_tokens, text
 
     # -- the scheduler thread ---------------------------------------------------------------------
     def _main(self) -> None:

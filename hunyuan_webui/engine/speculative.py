@@ -195,7 +195,7 @@ class Planner:
     followed an accepted one, per source. A run's ``d``-th token is accepted with the first's
     chance times the others' to the power ``d - 1``."""
 
-    def __init__(self, max_draft: int = MAX_DRAFT, max_tokens: int | None = None,
+    def __init__(self, max_draft: int = MAX_DRAFT, max_step_tokens: int | None = None,
                  padded: bool = True) -> None:
         self.max_draft = max_draft
         # Whether the engine's batch is padded (PyTorch: every row reads as many tokens as the
@@ -204,7 +204,7 @@ class Planner:
         self.padded = padded
         # The most tokens a verification step may read in all (None: no limit); the PyTorch
         # engine on a CPU sets what its direct step serves (engine/decode.py).
-        self.max_tokens = max_tokens
+        self.max_step_tokens = max_step_tokens
         self.cost = CostModel()
         self.first: dict[tuple[bool, int, bool], Record] = {}
         self.rest: dict[bool, Record] = {}
@@ -245,7 +245,7 @@ class Planner:
         expected, best, depth = float(rows), rows / plain, 0
         for d in range(1, max(map(len, chances)) + 1):
             tokens = rows * (1 + d)
-            if self.max_tokens is not None and tokens > self.max_tokens:
+            if self.max_step_tokens is not None and tokens > self.max_step_tokens:
                 break
             expected += sum(odds[d - 1] for odds in chances if len(odds) >= d)
             rate = expected / (cost(tokens) + c * expected)
@@ -268,7 +268,7 @@ class Planner:
         for n, (chance, _) in enumerate(ranked, 1):
             expected += chance
             tokens += 1
-            if self.max_tokens is not None and tokens > self.max_tokens:
+            if self.max_step_tokens is not None and tokens > self.max_step_tokens:
                 break
             rate = expected / (cost(tokens) + c * expected)
             if rate <= best:

@@ -51,7 +51,7 @@ REFUSED_FIELD_HINTS = ("top_k", "repetition_penalty", "stop_token_ids", "generat
                        "Unrecognized request argument")
 
 
-def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: int,
+def request_body(model: str, prompt: str, options: DecodingOptions, max_new_tokens: int,
                  dialect: str, stop_token_ids: Sequence[int] = (),
                  chat_template_kwargs: dict[str, Any] | None = None,
                  prompt_format: ChatFormat | None = None) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def request_body(model: str, prompt: str, options: DecodingOptions, max_tokens: 
            else {"messages": [{"role": "user", "content": prompt}]}),
         "stream": True,
         "stream_options": {"include_usage": True},
-        "max_tokens": max_tokens,
+        "max_tokens": max_new_tokens,  # the OpenAI API's name
     }
     if options.deterministic:
         body["temperature"] = 0.0

@@ -338,7 +338,7 @@ class OpenAIEngine(Engine):
         """One HTTP exchange; raises :class:`_Retryable` / :class:`_Resend` / :class:`EngineError`."""
         dialect = self.dialect
         body = request_body(self.remote_model, stream.prompt, stream.options,
-                            self._max_tokens(stream), dialect, self.stop_token_ids,
+                            self._max_new_tokens(stream), dialect, self.stop_token_ids,
                             self.chat_template_kwargs, self.prompt_format)
         url = f"{self.endpoint}/{'completions' if self.prompt_format else 'chat/completions'}"
         outcome = Outcome()
@@ -377,8 +377,8 @@ class OpenAIEngine(Engine):
         raise EngineError(f"The translation server refused the request ({status}){hint}: "
                           f"{detail}")
 
-    def _max_tokens(self, stream: Stream) -> int:
-        """The request's cap, or the local engine's default (32 + 3 x prompt tokens), bounded.
+    def _max_new_tokens(self, stream: Stream) -> int:
+        """The request's ``max_new_tokens``, or the local engine's default (32 + 3 x prompt tokens), bounded.
 
         Without a tokenizer the prompt's UTF-8 length stands in: an upper bound on byte-level BPE
         tokens, so an estimate never truncates a translation."""

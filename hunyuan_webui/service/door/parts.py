@@ -20,12 +20,12 @@ _SENTENCE = re.compile(r"(?<=[.!?。！？…;；])\s*")
 _WORD = re.compile(r"(?<=\s)")
 
 
-def split_parts(text: str, max_chars: int, max_tokens: int,
+def split_parts(text: str, max_chars: int, max_input_tokens: int,
                 count_tokens: Callable[[str], int]) -> list[str]:
     """Parts that concatenate back to ``text``, each within both limits."""
     def fits(piece: str) -> bool:
-        return len(piece) <= max_chars and (most_tokens(piece) <= max_tokens
-                                             or count_tokens(piece) <= max_tokens)
+        return len(piece) <= max_chars and (most_tokens(piece) <= max_input_tokens
+                                             or count_tokens(piece) <= max_input_tokens)
 
     if fits(text):
         return [text]

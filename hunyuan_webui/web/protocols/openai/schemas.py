@@ -92,9 +92,9 @@ class Sampling(BaseModel):
         for name in ("top_k", "repetition_penalty", "seed"):
             if getattr(self, name) is not None:
                 values[name] = getattr(self, name)
-        cap = self.max_completion_tokens or self.max_tokens
-        if cap is not None:  # tools ask for generous caps; the engine's own cap applies anyway
-            values["max_new_tokens"] = min(cap, int(OPTION_BOUNDS["max_new_tokens"][1]))
+        asked = self.max_completion_tokens or self.max_tokens
+        if asked is not None:  # tools ask generously; the engine's own --max-new-tokens applies
+            values["max_new_tokens"] = min(asked, int(OPTION_BOUNDS["max_new_tokens"][1]))
         return DecodingOptions.from_mapping(values, defaults)  # the rest: the model's defaults
 
     def stops(self) -> list[str]:
