@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -19,6 +18,7 @@ import gradio as gr
 from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web.page import store
 from hunyuan_webui.web.page.client import START_JS, count_js, count_text, share_js
+from hunyuan_webui.web.page.components import Page
 from hunyuan_webui.web.page.form import Names, TextForm
 from hunyuan_webui.web.page.ui import STATUS_POLL_S
 
@@ -35,7 +35,7 @@ PAIR_SEEN_JS = "(source, target) => { window.hymt.pairSeen(source, target); }"
 PAIR_CHANGED_JS = "(source, target) => { window.hymt.pairChanged(source, target); }"
 
 
-def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
+def wire(ui: Any, page: Page, settings: Any) -> None:
     model = {"concurrency_id": MODEL_EVENTS, "concurrency_limit": settings.concurrency}
     names = Names(page)
     _wire_start(ui, page, settings)
@@ -47,7 +47,7 @@ def wire(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     gr.api(ui.api_translate, api_name="translate", **model)
 
 
-def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
+def _wire_start(ui: Any, page: Page, settings: Any) -> None:
     """Page load: the pair from a shared link or the browser's language, the status line with
     Translate enabled when ready, the history table from the browser's storage."""
     demo = page.demo
@@ -69,7 +69,7 @@ def _wire_start(ui: Any, page: SimpleNamespace, settings: Any) -> None:
     page.status_outputs = status_outputs
 
 
-def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
+def _wire_text(ui: Any, page: Page, names: Names, settings: Any,
                model: dict[str, Any]) -> None:
     limit = settings.max_input_chars
     page.text.change(None, page.text, page.count, js=count_js(limit, _parts(ui, settings)),
@@ -124,7 +124,7 @@ def _wire_text(ui: Any, page: SimpleNamespace, names: Names, settings: Any,
                      js=share_js(lan), **PRIVATE)
 
 
-def _wire_live(ui: Any, page: SimpleNamespace, listener: tuple[Any, Any, Any],
+def _wire_live(ui: Any, page: Page, listener: tuple[Any, Any, Any],
                model: dict[str, Any], others: list[Any]) -> None:
     """Translate as you type (live.py, scripts/21-typing.js): a hidden button translates as
     Translate does; another cancels every running translation, the engine's job included, as
@@ -151,7 +151,7 @@ def _wire_live(ui: Any, page: SimpleNamespace, listener: tuple[Any, Any, Any],
         event(None, pair, None, js=LISTEN_JS, **PRIVATE)
 
 
-def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
+def _wire_panels(ui: Any, page: Page, names: Names) -> None:
     page.table.select(names.listener(ui.restore), page.history,
                       names.outputs(["text", "output", "source", "target"]), **PRIVATE)
     page.history_clear.click(ui.clear_history, None, [page.history, page.table], **PRIVATE)
@@ -166,7 +166,7 @@ def _wire_panels(ui: Any, page: SimpleNamespace, names: Names) -> None:
     page.glossary_file.upload(ui.load_glossary, page.glossary_file, page.glossary, **SPEAKING)
 
 
-def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
+def _wire_documents(ui: Any, page: Page, names: Names,
                     model: dict[str, Any]) -> None:
     # A new file (or none): the last file's result and status go with it.
     page.upload.change(names.listener(ui.clear_document), None,
@@ -181,7 +181,7 @@ def _wire_documents(ui: Any, page: SimpleNamespace, names: Names,
     page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)
 
 
-def _wire_store(ui: Any, page: SimpleNamespace) -> None:
+def _wire_store(ui: Any, page: Page) -> None:
     """The phrasebook and the glossary, kept in the visitor's browser."""
     page.star.click(ui.star, [page.phrasebook, page.history, page.text, page.output,
                               page.source, page.target, page.detected_code, page.star_time],
@@ -195,7 +195,7 @@ def _wire_store(ui: Any, page: SimpleNamespace) -> None:
     page.glossary.change(store.remember_glossary, page.glossary, page.glossary_store, **PRIVATE)
 
 
-def _wire_bilingual(ui: Any, page: SimpleNamespace) -> None:
+def _wire_bilingual(ui: Any, page: Page) -> None:
     """The text tab's bilingual export: the text and its translation as shown, two columns."""
     inputs = [page.text, page.output, page.source, page.detected_code, page.target]
     page.bilingual_csv.click(ui.export_bilingual_csv, inputs, page.bilingual_file, **SPEAKING)

@@ -3,7 +3,7 @@
 Translate reads a :class:`TextForm` (one dataclass of named values, filled from Gradio's dict
 inputs), and the listeners answer with a dict of only the names that change
 (``{"progress": "Translating…"}``). :class:`Names` is the one place that turns those names into
-the page's components (the attributes of the layout's namespace) when :mod:`ui_events` wires a
+the page's components (the fields of :class:`~hunyuan_webui.web.page.components.Page`) when :mod:`ui_events` wires a
 listener, so adding an output is one name in the listener and one in the wiring.
 """
 
@@ -13,13 +13,13 @@ import functools
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
 from hunyuan_webui import languages
 from hunyuan_webui.modes import TRANSLATE
+from hunyuan_webui.web.page.components import Page
 
 
 @dataclass(frozen=True)
@@ -56,12 +56,11 @@ class TextForm:
 
 
 class Names:
-    """The page's components by name (the layout's namespace), for wiring listeners by name."""
+    """The page's components by name, for wiring listeners by name."""
 
-    def __init__(self, page: SimpleNamespace) -> None:
+    def __init__(self, page: Page) -> None:
         self.page = page
-        self._by_id = {block._id: name for name, block in vars(page).items()
-                       if isinstance(block, gr.blocks.Block)}
+        self._by_id = {block._id: name for name, block in page.blocks().items()}
 
     def inputs(self, names: Iterable[str]) -> set[Any]:
         """Gradio dict inputs: the listener gets one ``{component: value}`` dict."""

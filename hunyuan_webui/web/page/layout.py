@@ -9,7 +9,6 @@ a phone the text, the pair and Translate fit the first screen.
 from __future__ import annotations
 
 import html
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
@@ -24,6 +23,7 @@ from hunyuan_webui.structured import FORMATS
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import VisitorFiles
 from hunyuan_webui.web.page.client import count_text
+from hunyuan_webui.web.page.components import Page
 from hunyuan_webui.web.page.events import wire
 from hunyuan_webui.web.page.live import controls as live_controls
 from hunyuan_webui.web.page.store import GLOSSARY_KEY, PHRASEBOOK_KEY
@@ -78,7 +78,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
     """The whole page for one :class:`~hunyuan_webui.web.page.ui.TranslatorUI`."""
     settings = ui.translator.settings
     with gr.Blocks(title="Hunyuan-MT Translator", analytics_enabled=False) as demo:
-        page = SimpleNamespace(demo=demo)
+        page = Page(demo=demo)
         gr.Markdown(t("header"), elem_id="app-header")
         if ui.banner:  # one line in the page's language; the operator's details on a tap
             with gr.Accordion(t(banner_title(ui.banner)), open=False, elem_id="demo-banner"):
@@ -101,7 +101,7 @@ def build_page(ui: TranslatorUI) -> gr.Blocks:
     return demo
 
 
-def _language_row(page: SimpleNamespace) -> None:
+def _language_row(page: Page) -> None:
     with gr.Row(equal_height=True, elem_id="lang-row"):
         page.source = gr.Dropdown(language_choices(True), value=languages.AUTO, label=t("source"),
                                   filterable=True, scale=5, elem_id="source-lang")
@@ -111,7 +111,7 @@ def _language_row(page: SimpleNamespace) -> None:
                                   filterable=True, scale=5, elem_id="target-lang")
 
 
-def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
+def _text_tab(page: Page, limit: int, page_limit: int) -> None:
     with gr.Row():
         with gr.Column():
             # No max_length: the browser cut a longer paste silently (51,000 characters became
@@ -155,7 +155,7 @@ def _text_tab(page: SimpleNamespace, limit: int, page_limit: int) -> None:
                                 example_labels=[_example_label(*row) for row in EXAMPLES])
 
 
-def _bilingual_row(page: SimpleNamespace) -> None:
+def _bilingual_row(page: Page) -> None:
     """The translated text beside its source, two columns, as a CSV or a Word table."""
     with gr.Row(elem_id="bilingual-row"):
         page.bilingual_csv = gr.Button(t("bilingual_csv"), size="sm", elem_id="bilingual-csv-btn")
@@ -165,7 +165,7 @@ def _bilingual_row(page: SimpleNamespace) -> None:
                                   elem_id="bilingual-file")
 
 
-def _document_tab(page: SimpleNamespace) -> None:
+def _document_tab(page: Page) -> None:
     with gr.Row(equal_height=True):
         page.upload = gr.File(label=t("document"), file_types=sorted(FILE_TYPES),
                               type="filepath", elem_id="doc-upload")
@@ -183,7 +183,7 @@ def _document_tab(page: SimpleNamespace) -> None:
                                   elem_id="doc-stop-btn")
 
 
-def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOptions) -> None:
+def _advanced_panel(page: Page, settings: Any, defaults: DecodingOptions) -> None:
     """``defaults``: the loaded model's decoding (its model card's)."""
     with gr.Accordion(t("advanced"), open=False, elem_id="advanced-panel"):
         gr.Markdown(t("advanced_info"), elem_id="advanced-info")
@@ -200,7 +200,7 @@ def _advanced_panel(page: SimpleNamespace, settings: Any, defaults: DecodingOpti
                                  info=t("max_new_tokens_info"), elem_id="opt-max-new-tokens")
 
 
-def _modes_panel(page: SimpleNamespace, translator: Translator, demo: bool = False) -> None:
+def _modes_panel(page: Page, translator: Translator, demo: bool = False) -> None:
     # Best quality needs Chimera loaded: offering it elsewhere only led to an error.
     offered = [m for m in MODES_SHOWN if m in modes.MODES
                and (m != "ensemble" or translator.chimera is not None)]
@@ -246,7 +246,7 @@ def _mode_label(mode: str, spec: Any) -> str:
     return t(f"mode_{mode}") + (" ✓" if mode != TRANSLATE and mode in spec.modes else "")
 
 
-def _history_panel(page: SimpleNamespace) -> None:
+def _history_panel(page: Page) -> None:
     # Outside the accordion: a closed accordion's children are not mounted, and an unmounted
     # BrowserState neither reads nor writes the browser's storage.
     page.history = gr.BrowserState([], storage_key=HISTORY_KEY, secret=HISTORY_SECRET)
@@ -263,7 +263,7 @@ def _history_panel(page: SimpleNamespace) -> None:
                                     elem_id="history-file")
 
 
-def _phrasebook_panel(page: SimpleNamespace) -> None:
+def _phrasebook_panel(page: Page) -> None:
     """The saved translations, and the glossary's storage: in the browser, as the
     history is, so outside the accordion too."""
     page.phrasebook = gr.BrowserState([], storage_key=PHRASEBOOK_KEY, secret=HISTORY_SECRET)

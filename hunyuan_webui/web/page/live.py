@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from types import SimpleNamespace
 from typing import Any
 
 import gradio as gr
 
 from hunyuan_webui.service import TranslationResult, Translator
+from hunyuan_webui.web.page.components import Page
 from hunyuan_webui.web.page.text import I18N as t
 
 # A pause of 600 ms: typists' gaps between keys are mostly under 300 ms, so a draft is sent only
@@ -66,7 +66,7 @@ class LiveRule:
         return saved if isinstance(saved, bool) else self.default()
 
 
-def controls(page: SimpleNamespace) -> None:
+def controls(page: Page) -> None:
     """The toggle (with the visitor's choice in the browser) and two hidden buttons that the
     script presses: one translates, one cancels the running translation."""
     page.live = gr.Checkbox(False, label=t("live_typing"), elem_id="live-toggle")
