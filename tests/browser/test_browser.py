@@ -57,7 +57,7 @@ def test_translate_a_phrase_and_watch_it_stream(browser, url):
     page.evaluate(RECORD_OUTPUT)
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
-                           " === 'This book is very interesting.'", timeout=30_000)
+                           " === 'This book is very interesting.'", timeout=60_000)
     seen = list(dict.fromkeys(v for v in page.evaluate("window.__seen") if v))
     # It filled in: a partial text was shown before the whole (redrawn at most every 50 ms, and
     # the demo model writes this sentence in less: the first words, then the rest).
@@ -73,7 +73,7 @@ def test_ctrl_enter_translates_and_detection_is_shown(browser, url):
     page.locator("#input-box textarea").fill("谢谢你的帮助。")
     page.locator("#input-box textarea").press("Control+Enter")
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
-                           " === 'Thank you for your help.'", timeout=30_000)
+                           " === 'Thank you for your help.'", timeout=60_000)
     expect(page.locator("#detected-lang")).to_contain_text("Chinese")  # with the last update
 
 
@@ -86,7 +86,7 @@ def test_the_page_follows_the_browser_language(browser, url):
     page.locator("#input-box textarea").fill("Thank you for your help.")
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value"
-                           " === '谢谢你的帮助。'", timeout=30_000)
+                           " === '谢谢你的帮助。'", timeout=60_000)
 
 
 def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):
@@ -99,7 +99,7 @@ def test_markup_stays_text_and_rtl_targets_render_right_to_left(browser, url):
     pick(page, "source-lang", "English")
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value.length > 0",
-                           timeout=30_000)
+                           timeout=60_000)
     page.get_by_text("History (kept in this browser").click()
     page.wait_for_timeout(500)
     assert dialogs == []
@@ -128,14 +128,14 @@ def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(bro
         page.locator("#input-box textarea").fill("我们明天见。")
         page.locator("#translate-btn").click()
         page.wait_for_function("() => document.querySelector('#output-box textarea').value"
-                               " === 'See you tomorrow.'", timeout=30_000)
+                               " === 'See you tomorrow.'", timeout=60_000)
         page.wait_for_function("() => document.querySelector('#progress').innerText"
-                               ".includes('Last translation')", timeout=30_000)
+                               ".includes('Last translation')", timeout=60_000)
         assert "phrase cache" not in page.locator("#progress").inner_text()
         before = hits()
         page.locator("#translate-btn").click()
         page.wait_for_function("() => document.querySelector('#progress').innerText"
-                               ".includes('From the phrase cache')", timeout=30_000)
+                               ".includes('From the phrase cache')", timeout=60_000)
         assert page.locator("#output-box textarea").input_value() == "See you tomorrow."
         assert hits() == before + 1
         page.locator("#retranslate-btn").click()  # a fresh answer on request
@@ -143,7 +143,7 @@ def test_the_same_sentence_twice_comes_from_the_cache_with_the_page_defaults(bro
         # report comes back only when it has finished.
         page.wait_for_function("() => { const t = document.querySelector('#progress').innerText;"
                                " return t.includes('Last translation')"
-                               " && !t.includes('From the phrase cache'); }", timeout=30_000)
+                               " && !t.includes('From the phrase cache'); }", timeout=60_000)
         assert page.locator("#output-box textarea").input_value() == "See you tomorrow."
         assert hits() == before + 1
     finally:
@@ -167,7 +167,7 @@ def test_a_document_round_trip_under_the_content_security_policy(browser, url, t
     page.locator("#doc-upload").get_by_text("notes.md").wait_for()
     page.locator("#doc-translate-btn").click()
     page.wait_for_function("() => document.querySelector('#doc-status').innerText"
-                           ".includes('Done')", timeout=30_000)
+                           ".includes('Done')", timeout=60_000)
     link = page.locator("#doc-download a").first.get_attribute("href")
     assert page.request.get(link).text() == "# Hello\n\nThank you for your help.\n"
     # Another browser (no session cookie of this one) cannot fetch it.

@@ -76,7 +76,7 @@ def test_stop_button_and_closed_tab_stop_generation(endless):
         page.locator("#translate-btn").click()
         assert wait_until(lambda: engine.status().active == 1, 30)
         page.wait_for_function("() => document.querySelector('#output-box textarea').value"
-                               ".length > 20", timeout=30_000)
+                               ".length > 20", timeout=60_000)
         page.locator("#stop-btn").click()
         assert wait_until(lambda: engine.status().active == 0, 5)
 

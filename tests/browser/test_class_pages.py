@@ -84,7 +84,7 @@ def join(page: Any, room: dict[str, str], name: str = "") -> None:
     page.locator("#enter").click()
     page.wait_for_function("() => document.querySelector('#status')?.textContent &&"
                            " !document.querySelector('#status').classList.contains('bad')",
-                           timeout=30_000)
+                           timeout=60_000)
 
 
 def reads(page: Any, expected: str, timeout: float = 60_000) -> None:
@@ -207,7 +207,7 @@ def long_lesson(browser, served) -> dict[str, str]:
         teacher.locator("#text").fill(("早上好。", "请打开书。", "谢谢。", "请坐。")[i % 4])
         teacher.locator("#text").press("Enter")
         teacher.wait_for_function("n => document.querySelectorAll('#lesson .s').length >= n",
-                                  arg=i + 1, timeout=30_000)
+                                  arg=i + 1, timeout=60_000)
     phone.wait_for_function("() => document.querySelectorAll('#lesson .s').length === 40",
                             timeout=60_000)
     teacher.context.close()

@@ -434,7 +434,7 @@ def test_a_tap_reads_the_translation_aloud_where_there_is_a_voice(speaking: Any,
     for lang, words in (("en", "Good morning."), ("fr", "Bonjour.")):
         phones[lang].wait_for_function(READS, arg=words, timeout=MODEL_WAIT)
         phones[lang].locator("#lesson .tr", has_text=words).tap()
-    phones["en"].wait_for_function("() => window.__said.length > 0", timeout=30_000)
+    phones["en"].wait_for_function("() => window.__said.length > 0", timeout=60_000)
     assert phones["en"].evaluate("window.__said") == [{"text": "Good morning.", "lang": "en-US"}]
     assert phones["fr"].evaluate("window.__said") == []  # no French voice: nothing is said
     for page in phones.values():

@@ -49,7 +49,7 @@ def _upload(page, path) -> None:
     page.locator("#doc-upload input[type=file]").set_input_files(str(path))
     # Shown as "notes" and ".md" on two lines on a phone: the name, without the whitespace.
     page.wait_for_function("(name) => document.querySelector('#doc-upload').innerText"
-                           ".replace(/\\s/g, '').includes(name)", arg=path.name, timeout=30_000)
+                           ".replace(/\\s/g, '').includes(name)", arg=path.name, timeout=60_000)
 
 
 def _link(page, elem: str, previous: str | None = None) -> str:
@@ -57,7 +57,7 @@ def _link(page, elem: str, previous: str | None = None) -> str:
     page.wait_for_function(
         "([sel, old]) => { const a = document.querySelector(sel + ' a[href]');"
         " return a && a.getAttribute('href') !== old; }", arg=[f"#{elem}", previous],
-        timeout=30_000)
+        timeout=60_000)
     return page.locator(f"#{elem} a[href]").first.get_attribute("href")
 
 
@@ -72,16 +72,16 @@ def test_a_refused_file_leaves_no_stale_done_beside_its_error(browser, demo_url,
     page.get_by_role("tab", name=TAB[locale]).click()
     _upload(page, good)
     page.locator("#doc-translate-btn").click()
-    page.wait_for_function(f"() => ({STATUS}).includes('{DONE[locale]}')", timeout=30_000)
+    page.wait_for_function(f"() => ({STATUS}).includes('{DONE[locale]}')", timeout=60_000)
     link = _link(page, "doc-download")
     assert page.request.get(link).text() == "# Hello\n\nThank you for your help.\n"
 
     _upload(page, bad)  # a new file: the last one's result goes at once
-    page.wait_for_function(f"() => !({STATUS}).includes('{DONE[locale]}')", timeout=30_000)
+    page.wait_for_function(f"() => !({STATUS}).includes('{DONE[locale]}')", timeout=60_000)
     expect(page.locator("#doc-download a[href]")).to_have_count(0)
     page.locator("#doc-translate-btn").click()
-    page.locator(".toast-body").first.wait_for(timeout=30_000)
-    page.wait_for_function(f"() => ({STATUS}).includes('✗')", timeout=30_000)
+    page.locator(".toast-body").first.wait_for(timeout=60_000)
+    page.wait_for_function(f"() => ({STATUS}).includes('✗')", timeout=60_000)
     status = page.evaluate(f"() => {STATUS}")
     assert DONE[locale] not in status, status
     expect(page.locator("#doc-download a[href]")).to_have_count(0)
@@ -98,11 +98,13 @@ def test_a_chinese_csv_on_detect_into_chinese_comes_back_in_english(browser, dem
     source = tmp_path / "homework.csv"
     source.write_bytes(HOMEWORK.encode())
     page = _page(browser, demo_url, view, "" if locale == "zh-CN" else "/?sl=auto&tl=zh")
-    assert "中文" in page.locator("#target-lang input").input_value()  # the pair: auto → 简体中文
+    # the pair: auto → 简体中文 (set by the page's start script, maybe after Translate is enabled)
+    page.wait_for_function("() => document.querySelector('#target-lang input').value"
+                           ".includes('中文')")
     page.get_by_role("tab", name=TAB[locale]).click()
     _upload(page, source)
     page.locator("#doc-translate-btn").click()
-    page.wait_for_function(f"() => ({STATUS}).includes('{DONE[locale]}')", timeout=30_000)
+    page.wait_for_function(f"() => ({STATUS}).includes('{DONE[locale]}')", timeout=60_000)
     status = page.evaluate(f"() => {STATUS}")
     expected = {"zh-CN": "文件已经是中文，已改为译成英语。",
                 "en-US": "The file is already in Chinese: translated into English instead."}
@@ -126,7 +128,7 @@ def test_the_bilingual_export_holds_the_demo_models_exact_translations(browser, 
     page.locator("#translate-btn").click()
     page.wait_for_function("() => document.querySelector('#output-box textarea').value === "
                            "'Thank you for your help. The weather is nice today.\\n\\n"
-                           "Welcome to Beijing.'", timeout=30_000)
+                           "Welcome to Beijing.'", timeout=60_000)
     page.locator("#bilingual-csv-btn").click()
     link = _link(page, "bilingual-file")
     data = page.request.get(link).body()

@@ -72,7 +72,7 @@ def test_an_answer_shown_as_it_came_is_replaced_by_the_retry(browser, remote_url
     early = [v for v in shown if FIXED.answer.startswith(v)]
     assert early and len(early[0]) < len(FIXED.answer), shown  # words at once, as they came
     assert shown[-1] == FIXED.retry
-    page.wait_for_selector("#translate-btn:not([disabled])", timeout=30_000)
+    page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)
     assert "⚠️" not in page.locator("#progress").inner_text()
     page.context.close()
 
@@ -96,7 +96,7 @@ def test_a_students_phone_shows_the_rooms_correction(browser, remote_url):
         phone.locator("#enter").click()
         phone.wait_for_function("() => { const s = document.querySelector('#status');"
                                 " return s && s.textContent !== '' && !s.classList.contains('bad');"
-                                " }", timeout=30_000)
+                                " }", timeout=60_000)
         phone.evaluate(ON_PHONE)
         client.post(f"/class/api/rooms/{room['code']}/sentences", json={"text": IN_CLASS.source},
                     headers={"X-Class-Key": room["key"]})

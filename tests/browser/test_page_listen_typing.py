@@ -114,7 +114,7 @@ def test_typing_translates_and_listen_reads_each_box_in_its_language(
     page.evaluate("() => window.__speech.setVoices([])")  # voices not there yet
     page.locator("#input-box textarea").click()
     page.keyboard.type(typed, delay=30)
-    page.wait_for_function(f"(want) => {OUTPUT} === want", arg=expected, timeout=30_000)
+    page.wait_for_function(f"(want) => {OUTPUT} === want", arg=expected, timeout=60_000)
     page.wait_for_timeout(400)
     assert not shown(page, "source") and not shown(page, "target")  # text, but no voice
 
@@ -315,11 +315,11 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
     page.get_by_text("History (kept in this browser").click()
     page.locator("#input-box textarea").click()
     page.keyboard.type("Good morning.", delay=30)
-    page.wait_for_function(f"() => {OUTPUT} === '早上好。'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。'", timeout=60_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
                            ".includes('早上好。')", timeout=60_000)
     page.keyboard.type(" Please sit down.", delay=30)
-    page.wait_for_function(f"() => {OUTPUT} === '早上好。请坐。'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。请坐。'", timeout=60_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
                            ".includes('早上好。请坐。')", timeout=60_000)
     assert _history(page).count("Good morning.") == 1, _history(page)
@@ -328,7 +328,7 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
     page.on("request", lambda r: joins.append(r.url) if "/queue/join" in r.url else None)
     pick(page, "target-lang", "Français · French")  # with the mouse
     page.wait_for_function(f"() => {OUTPUT} === \"Bonjour. Asseyez-vous, s'il vous plaît.\"",
-                           timeout=30_000)
+                           timeout=60_000)
     page.wait_for_function("() => document.querySelector('#history').innerText"
                            ".includes('Bonjour.')", timeout=60_000)
     history = _history(page)
@@ -346,7 +346,7 @@ def test_typing_on_replaces_its_draft_and_a_new_language_translates_again(
     page.keyboard.press("Control+a")
     page.keyboard.type("Chinese")
     page.keyboard.press("Enter")
-    page.wait_for_function(f"() => {OUTPUT} === '早上好。请坐。'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === '早上好。请坐。'", timeout=60_000)
     assert len(joins) == 2, joins
     page.context.close()
 

@@ -163,18 +163,18 @@ def test_small_fixes_on_the_demo_page(browser, demo_url, locale, width, height):
     # Nothing to translate: the text itself, a quiet note, no error badge (source: detect).
     for text in NOTHING[:4]:
         _translate(page, text)
-        page.wait_for_function(f"() => {OUTPUT} === {text!r}", timeout=30_000)
+        page.wait_for_function(f"() => {OUTPUT} === {text!r}", timeout=60_000)
         page.wait_for_function(f"() => {PROGRESS}.includes({words['nothing_to_translate']!r})",
                                timeout=60_000)
     assert _toasts(page) == []
     # Swap translates the new source: zh → en, then en → zh (on a Chinese page the default
     # target is Chinese, switched to English for a Chinese text).
     _translate(page, "谢谢你的帮助。")
-    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=60_000)
     page.locator("#swap-btn").click()
     page.wait_for_function("() => document.querySelector('#input-box textarea').value"
                            " === 'Thank you for your help.'", timeout=60_000)
-    page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=60_000)
     # A 51,000-character paste stays whole; the counter and Translate say it is too long.
     long = ("谢谢你的帮助。" * 7300)[:50_999] + "a"  # 51,000 characters
     assert len(long) == 51_000
@@ -229,7 +229,7 @@ def test_every_example_chip_gives_its_exact_demo_translation(browser, demo_url):
         expected = table[(source, target, text)]
         started = time.monotonic()
         page.get_by_text(_example_label(text, source, target), exact=True).first.click()
-        page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=30_000)
+        page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=60_000)
         assert time.monotonic() - started < 30
     page.context.close()
 

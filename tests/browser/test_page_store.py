@@ -126,7 +126,7 @@ def _translate(page, text: str, expected: str) -> None:
     page.wait_for_function(f"() => {OUTPUT} === ''", timeout=60_000)
     page.locator("#input-box textarea").fill(text)
     page.locator("#translate-btn").click()
-    page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === {expected!r}", timeout=60_000)
 
 
 def _type_cell(page, cell: str, term: str) -> None:
@@ -257,7 +257,7 @@ def test_alternatives_collapse_and_the_glossary_report_names_the_texts_terms(
     page.locator("#input-box textarea").fill("Thank you.")
     page.locator("#translate-btn").click()
     page.wait_for_function("(t) => (document.querySelector('#extras')?.innerText ?? '')"
-                           ".includes(t)", arg=counted, timeout=30_000)
+                           ".includes(t)", arg=counted, timeout=60_000)
     report = _table(page, "#extras")
     assert "Thank you → 谢谢" in report and "朋友" not in report, report
     page.context.close()

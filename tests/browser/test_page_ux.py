@@ -105,7 +105,7 @@ def test_on_a_phone_translate_and_the_output_fit_the_first_screen(browser, demo_
     page = open_page(browser, demo_url, locale=locale, width=width, height=height, mobile=True)
     page.locator("#input-box textarea").fill("谢谢你的帮助。")
     page.locator("#translate-btn").click()
-    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === 'Thank you for your help.'", timeout=60_000)
     page.evaluate("() => window.scrollTo(0, 0)")  # the first screen: the page at the top
     boxes = {name: page.evaluate(PLACE, selector) for name, selector in [
         ("banner", "#demo-banner"), ("translate", "#translate-btn"), ("header", "#app-header"),
@@ -236,9 +236,9 @@ def test_long_translations_do_not_grow_the_history_past_what_the_server_takes(br
             text = f"Row {i}. " + "Good morning, dear friends. " * 360
             page.locator("#input-box textarea").fill(text)
             page.locator("#translate-btn").click()
-            page.wait_for_function(f"() => {OUTPUT} === {text.upper()!r}", timeout=30_000)
+            page.wait_for_function(f"() => {OUTPUT} === {text.upper()!r}", timeout=60_000)
             page.wait_for_function("() => document.querySelector('#progress').innerText"
-                                   ".includes('Last translation')", timeout=30_000)
+                                   ".includes('Last translation')", timeout=60_000)
         assert len(bodies) == 12 and max(bodies) < 200_000 // 4 + 2 * len(text), bodies
         page.get_by_text("History (kept in this browser").click()
         page.wait_for_function("() => (document.querySelector('#history')?.innerText ?? '')"

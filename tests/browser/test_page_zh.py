@@ -107,7 +107,7 @@ def test_a_chinese_page_shows_no_english_word(browser, demo_url, size):  # noqa:
     page.evaluate(RECORD_ANNOUNCED)
     page.locator("#input-box textarea").fill("Thank you for your help.")
     page.locator("#translate-btn").click()
-    page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === '谢谢你的帮助。'", timeout=60_000)
     page.wait_for_function("() => document.querySelector('#progress').innerText.includes('上次')",
                            timeout=60_000)
     open_panels(page)
@@ -160,7 +160,7 @@ def test_the_pickers_show_native_names_and_find_english_ones(browser, demo_url, 
     # The values are still the codes the listeners and the API read: English into German.
     page.locator("#input-box textarea").fill("Good morning.")
     page.locator("#translate-btn").click()
-    page.wait_for_function(f"() => {OUTPUT} === 'Guten Morgen.'", timeout=30_000)
+    page.wait_for_function(f"() => {OUTPUT} === 'Guten Morgen.'", timeout=60_000)
     page.context.close()
 
 # Every control a visitor can touch, with the box a touch lands on: a check box's or a radio's
