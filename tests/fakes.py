@@ -199,3 +199,8 @@ class CrashingEngine(FakeEngine):
 
     def recover(self) -> None:
         self.state = EngineState.READY
+
+    def finished(self) -> int:
+        """How many of its streams have ended (their text typed, cut or failed)."""
+        with self._lock:
+            return sum(stream.done for stream in self._open)

@@ -83,7 +83,7 @@ def test_a_room_lives_through_redis_restarting_empty():
 
 
 def test_a_translation_finished_while_redis_is_away_is_logged_when_it_is_back():
-    engine = CrashingEngine(delay=0.1)
+    engine = CrashingEngine(delay=0.05)  # typed in 1.5 s
     with RedisServer() as server:
         rooms = redis_rooms(server.url, engine)
         code, key = rooms.create("en").values()
@@ -91,7 +91,8 @@ def test_a_translation_finished_while_redis_is_away_is_logged_when_it_is_back():
         [sid] = rooms.send(code, key, "A sentence that takes a while.")["sentences"]
         wait_for(lambda: engine.calls == 1)
         server.stop()
-        time.sleep(3.5)  # the translation ends meanwhile: its event waits in the process
+        wait_for(lambda: engine.finished() == 1)  # it ends meanwhile: its event waits in the process
+        time.sleep(0.5)  # and its publication has been tried
         server.start()
         got = wait_for(lambda: translations(rooms, code, "zh"), timeout=20)
         assert got == {sid: "A SENTENCE THAT TAKES A WHILE."}
