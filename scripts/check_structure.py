@@ -54,7 +54,8 @@ INNER_LAYERS: dict[str, tuple[tuple[str, frozenset[str]], ...]] = {
             ("the service's exports", {"__init__"}),
         ),
         "web": (
-            ("wire values", {"bodies", "fonts", "speech_words"}),
+            ("wire values", {"bodies", "fonts", "words"}),
+            ("words in use", {"speech_words"}),
             ("responses", {"responses"}),
             ("guards", {"guards"}),
             ("request dependencies", {"deps"}),

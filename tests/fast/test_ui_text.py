@@ -12,12 +12,14 @@ from hunyuan_webui.web.page.text import LABELS, MESSAGES, say, ui_lang
 
 
 def test_both_ui_languages_have_every_string_with_the_same_placeholders():
+    """The tables themselves: tests/fast/test_words.py; here, what the page builds on them."""
     assert LABELS["en"].keys() == LABELS["zh"].keys()
     assert MESSAGES["en"].keys() == MESSAGES["zh"].keys()
     fields = string.Formatter()
     for key, english in MESSAGES["en"].items():
         names = {f for _, f, _, _ in fields.parse(english) if f}
         assert names == {f for _, f, _, _ in fields.parse(MESSAGES["zh"][key]) if f}, key
+    assert "{count}" not in LABELS["en"]["header"] + LABELS["zh"]["header"]
 
 
 class Request:

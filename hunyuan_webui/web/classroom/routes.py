@@ -83,7 +83,7 @@ class Question(BaseModel):
 
 def shell(view: str, code: str = "", demo: bool = False) -> str:
     """The page every view shares: class-common.js and the view's own script build it, in the
-    reader's language (static/i18n/); ``demo``: the demo model runs (every page says so)."""
+    reader's language (static/i18n/, the words' ``class`` tables); ``demo``: the demo model runs (every page says so)."""
     return ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             "<title>Hunyuan-MT</title>"

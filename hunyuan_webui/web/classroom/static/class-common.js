@@ -1,5 +1,6 @@
 /* What a class's pages share (see hunyuan_webui/web/classroom/routes.py): the page's words in
-   its reader's language (static/i18n/<code>.json, one file per language), building elements,
+   its reader's language (static/i18n/<code>.json, served from hunyuan_webui/web/words/class/),
+   building elements,
    calling the class's API, following an event stream, and the lesson as a reader sees it.
    Each page's own script (class-start.js, class-student.js, class-teacher.js) registers its
    view in window.HYClass.views; this one starts it once the words and languages are here. */
