@@ -6,12 +6,13 @@ The fixtures themselves (``browser``, ``url``, ``demo_url``) are in ``tests/brow
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from apphelpers import CHROMIUM, CHROMIUM_ARGS
 
 ARGS = CHROMIUM_ARGS
-ASSETS = Path(__file__).resolve().parent.parent / "assets"  # the class pictures (test_browser_rooms.py)
+ASSETS = Path(__file__).resolve().parent.parent / "assets"  # the README's class pictures
 OUTPUT = "document.querySelector('#output-box textarea').value"
 
 # Records each violation of the content security policy, for a test to find none.
@@ -25,12 +26,20 @@ __all__ = ["ARGS", "ASSETS", "CHROMIUM", "CSP_VIOLATIONS", "OUTPUT", "Visitor", 
            "open_page", "pick"]
 
 
+def readme_picture(page, name: str) -> None:
+    """The README's pictures are taken where a test sees the page as they show it, into
+    ``assets/`` when ``HYMT_README_PICTURES=1`` (``HYMT_README_PICTURES=1 bash launch.sh test
+    tests/browser/test_class_pages.py tests/browser/test_browser_rooms.py``); a plain run leaves
+    the checkout as it was."""
+    if os.environ.get("HYMT_README_PICTURES") == "1":
+        page.screenshot(path=str(ASSETS / name))
+
+
 def open_page(browser, url: str, locale: str = "en-US", width: int = 1280, height: int = 900,
               mobile: bool = False):
     """A new context's page on ``url``, once Translate can be pressed."""
     context = browser.new_context(viewport={"width": width, "height": height}, locale=locale,
                                   is_mobile=mobile, has_touch=mobile)
-    context.set_default_timeout(60_000)  # waits without their own: a busy machine's minute
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("#translate-btn:not([disabled])", timeout=60_000)

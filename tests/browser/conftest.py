@@ -22,6 +22,29 @@ from hunyuan_webui.service import Translator
 from hunyuan_webui.settings import Settings
 from hunyuan_webui.urls import free_port
 
+WAIT_MS = 60_000  # a wait that names no time of its own: a minute, on a busy machine
+
+
+class _Browser:
+    """Chromium, whose every new page waits :data:`WAIT_MS` where a wait names no time (Playwright
+    waits 30 s; a fresh clone's suite runs beside other work)."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def new_context(self, **options: Any) -> Any:
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(WAIT_MS)
+        return context
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        page.context.set_default_timeout(WAIT_MS)
+        return page
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
@@ -29,7 +52,7 @@ def browser() -> Iterator[Any]:
 
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
+        yield _Browser(browser)
         browser.close()
 
 

@@ -11,7 +11,7 @@ under the page's Content-Security-Policy. The French phone is the README's pictu
 from __future__ import annotations
 
 import pytest
-from browserhelpers import ASSETS, CHROMIUM, CSP_VIOLATIONS
+from browserhelpers import CHROMIUM, CSP_VIOLATIONS, readme_picture
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser,
               pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
@@ -71,7 +71,7 @@ def test_a_class_teacher_writes_once_and_each_phone_reads_its_language(browser, 
     for lang, expected in (("zh", "早上好。"), ("fr", "Bonjour."),
                            ("ja", "おはようございます。")):
         shows(phones[lang][1], expected)
-    phones["fr"][1].screenshot(path=str(ASSETS / "class-student.png"))
+    readme_picture(phones["fr"][1], "class-student.png")
     # The original is a tap away.
     zh = phones["zh"][1]
     zh.locator("#lesson .s").first.click()

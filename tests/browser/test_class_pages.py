@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from browserhelpers import ASSETS, CHROMIUM, CSP_VIOLATIONS
+from browserhelpers import ASSETS, CHROMIUM, CSP_VIOLATIONS, readme_picture
 
 from hunyuan_webui.app import Server, create_app
 from hunyuan_webui.cache import PhraseCache
@@ -246,7 +246,7 @@ def test_on_a_projector_the_code_and_the_input_stay_on_screen(browser, served, l
     if screen == "1366x768":  # the README's picture: what each language reads
         teacher.locator("#tab-languages").click()
         teacher.wait_for_selector("#reads .read")
-        teacher.screenshot(path=str(ASSETS / "class-teacher.png"))
+        readme_picture(teacher, "class-teacher.png")
     assert teacher.evaluate("window.__csp") == []
     teacher.context.close()
 
