@@ -8,7 +8,11 @@ document.addEventListener('keydown', (e) => {
 });
 // Gradio's dropdown blurs its input once a choice is made, and keyboard focus fell to the page
 // body: Tab then started again from the top. After a choice made with Enter, focus returns to
-// the picker (its list closed, as Escape leaves it), so Tab goes on to the next control.
+// the picker with its list closed (as Escape leaves it), so Tab goes on to the next control.
+// Gradio's focus handler opens the list again a frame or more later (its state needs that
+// handler: kept from it, the list opened at the next Tab instead), so the list is shut whenever
+// it shows in the next two seconds, while focus stays and no key is pressed. Shutting it once,
+// a frame later, left it open on a busy machine, where it opened later than that.
 let hymtPicked = null;
 document.addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && e.target.matches?.('input[role=combobox]')) {
@@ -22,15 +26,42 @@ document.addEventListener('focusout', (e) => {
   hymtPicked = null;
   setTimeout(() => {
     if (document.activeElement && document.activeElement !== document.body) return;
-    picked.input.focus();  // which opens the list again, a frame or more later: close it then
-    const close = (tries) => {
-      picked.input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
-      if (tries > 0 && document.querySelector('[data-testid=dropdown-option]')) {
-        setTimeout(() => close(tries - 1), 50);
+    picked.input.focus();
+    const since = performance.now();
+    let typed = false;
+    const key = (k) => { if (k.isTrusted) typed = true; };  // not our own Escape
+    picked.input.addEventListener('keydown', key);
+    const close = (first) => {
+      if (!typed && document.activeElement === picked.input) {
+        if (first || document.querySelector('[data-testid=dropdown-option]')) {
+          picked.input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+        }
+        if (performance.now() - since < 2000) {
+          setTimeout(() => close(false), 50);
+          return;
+        }
       }
+      picked.input.removeEventListener('keydown', key);
     };
-    requestAnimationFrame(() => close(20));
+    requestAnimationFrame(() => close(true));
   }, 0);
+}, true);
+// And a list left showing once focus has moved on (Gradio handles a key a tick late, and a Tab
+// away from a picker could show its list again, over the page, after the blur had shut it):
+// shut while focus is elsewhere, for a moment after each blur.
+document.addEventListener('focusout', (e) => {
+  const input = e.target;
+  if (!input.matches?.('input[role=combobox]')) return;
+  const since = performance.now();
+  const shut = () => {
+    if (document.activeElement === input) return;  // back in it: the list is the visitor's
+    const list = document.getElementById(input.getAttribute('aria-controls') || '');
+    if (list && list.offsetParent && list.querySelector('[data-testid=dropdown-option]')) {
+      input.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape', bubbles: true}));
+    }
+    if (performance.now() - since < 1500) setTimeout(shut, 100);
+  };
+  setTimeout(shut, 0);
 }, true);
 // Two Gradio quirks axe-core reports as serious: an empty file box labelled without a role, and
 // an upload button whose label does not contain its visible text. Patched as they appear.
