@@ -208,7 +208,9 @@ def test_a_starred_translation_and_the_glossary_survive_a_reload(browser, demo_u
     history = _table(page, "#history")
     assert history.count(text) == 1 and pair in history, history
     assert f"{sl} → {tl}" not in history, history
-    assert "朋友" in _table(page, "#glossary") and "friend" in _table(page, "#glossary")
+    # The glossary comes back from the browser's storage beside the phrasebook, maybe a moment later.
+    page.wait_for_function("() => { const t = document.querySelector('#glossary')?.innerText ?? '';"
+                           " return t.includes('朋友') && t.includes('friend'); }")
     exported = _exported(page, "#phrasebook-export", "#phrasebook-file")
     rows = list(csv.reader(io.StringIO(exported)))
     assert rows[0] == EXPORT_COLUMNS
