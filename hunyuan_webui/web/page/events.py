@@ -19,7 +19,7 @@ from hunyuan_webui.urls import lan_ip
 from hunyuan_webui.web.page import store
 from hunyuan_webui.web.page.client import START_JS, count_js, count_text, share_js
 from hunyuan_webui.web.page.components import Page
-from hunyuan_webui.web.page.form import Names, TextForm
+from hunyuan_webui.web.page.form import DocumentForm, Names, TextForm
 from hunyuan_webui.web.page.ui import STATUS_POLL_S
 
 MODEL_EVENTS = "model"  # the concurrency group of every event that reaches the engine
@@ -173,9 +173,8 @@ def _wire_documents(ui: Any, page: Page, names: Names,
                        names.outputs(["download", "doc_status"]), **PRIVATE)
     page.upload.change(ui.document_columns, page.upload, page.columns, **SPEAKING)
     doc_run = page.doc_btn.click(
-        names.listener(ui.translate_document),
-        [page.upload, page.source, page.target, page.columns, page.deterministic, page.glossary,
-         page.bilingual_doc],
+        names.listener(ui.translate_document, DocumentForm, positional=DocumentForm.names()),
+        names.outputs(DocumentForm.names()),
         names.outputs(["download", "doc_status"]), api_name="translate_document",
         api_visibility="undocumented", **model)
     page.doc_stop.click(None, None, None, cancels=[doc_run], **PRIVATE)

@@ -22,6 +22,7 @@ from hunyuan_webui.files import bilingual
 from hunyuan_webui.service import FileJob, TranslationRequest, Translator
 from hunyuan_webui.web.guards.access import AccessControl
 from hunyuan_webui.web.guards.visitor_files import NOT_UPLOADED, VisitorFiles, session_of
+from hunyuan_webui.web.page.form import DocumentForm
 from hunyuan_webui.web.page.report import glossary_table
 from hunyuan_webui.web.page.store import export_csv
 from hunyuan_webui.web.page.text import language_name, say, ui_lang
@@ -35,43 +36,37 @@ class FileListeners:
     files: VisitorFiles
 
     async def translate_document(
-            self, file: str | None, source: str, target: str, columns: list[str],
-            deterministic: bool, glossary: Any, bilingual: bool = False,
-            visitor: gr.Request | None = None,
+            self, form: DocumentForm, visitor: gr.Request | None = None,
             progress: gr.Progress = gr.Progress()  # noqa: B008 - Gradio injects it
     ) -> AsyncIterator[dict[str, Any]]:
         """Translate an uploaded file (the service's file job); yields its progress, then the
         translated file to download, by name. A refused file clears the last file's result and
         says it was not translated (a stale "Done" stood beside the refusal's error).
-        ``bilingual``: each paragraph followed by its translation (the tab's switch)."""
+        ``form.bilingual_doc``: each paragraph followed by its translation (the tab's switch)."""
         lang = ui_lang(visitor)
         try:
-            async for changes in self._translate_document(file, source, target, columns,
-                                                          deterministic, glossary,
-                                                          bool(bilingual), visitor, progress):
+            async for changes in self._translate_document(form, visitor, progress):
                 yield changes
         except (TranslatorError, gr.Error):
             yield {"download": None, "doc_status": say(lang, "doc_refused")}
             raise
 
-    async def _translate_document(self, file: str | None, source: str, target: str,
-                                  columns: list[str], deterministic: bool, glossary: Any,
-                                  bilingual: bool, visitor: gr.Request | None,
-                                  progress: gr.Progress
-                                  ) -> AsyncIterator[dict[str, Any]]:
+    async def _translate_document(self, form: DocumentForm, visitor: gr.Request | None,
+                                  progress: gr.Progress) -> AsyncIterator[dict[str, Any]]:
         lang = ui_lang(visitor)
-        if not file:
+        if not form.upload:
             raise gr.Error(say(lang, "no_file"))
-        path = self._uploaded(visitor, file)
+        path = self._uploaded(visitor, form.upload)
         self._admit(visitor, "")  # one request now; its characters once the file is read
-        template = TranslationRequest(text="", source_lang=source, target_lang=target,
-                                      options=self.translator.decoding(deterministic=bool(deterministic)),
-                                      glossary=self._glossary(glossary))
+        template = TranslationRequest(
+            text="", source_lang=form.source, target_lang=form.target,
+            options=self.translator.decoding(deterministic=bool(form.deterministic)),
+            glossary=self._glossary(form.glossary))
         # A file detected in the target language goes into the page's language (or English)
         # instead, as text does: a Chinese page's default pair is auto → 简体中文.
-        job = FileJob(self.translator, path.name, path.read_bytes(), template, columns,
+        job = FileJob(self.translator, path.name, path.read_bytes(), template, form.columns,
                       admit=lambda segments: self._admit(visitor, "".join(segments), count=False),
-                      switch=(lang, "en", "zh"), bilingual=bilingual)
+                      switch=(lang, "en", "zh"), bilingual=bool(form.bilingual_doc))
         yield {"download": None, "doc_status": say(lang, "translating") + "…"}
         try:
             async for event in job.events():  # leaving early (Stop, a closed tab) stops the job
