@@ -40,15 +40,28 @@ def choose(logits: torch.Tensor, seen: torch.Tensor, options: Sequence[DecodingO
         logits = apply_repetition_penalty(
             logits, seen, torch.tensor(penalties, dtype=logits.dtype, device=logits.device))
     tokens = torch.argmax(logits, dim=-1)
+    # Sampled rows that draw from one generator (the unseeded ones: None) with the same options
+    # are drawn in one call; a seeded request has a generator of its own, so its draws are those
+    # of a row sampled alone.
+    groups: dict[tuple[int, float, float, float], list[int]] = {}
     for row, (opts, generator) in enumerate(zip(options, generators)):
-        if not opts.deterministic:
-            tokens[row] = sample(logits[row], opts, generator)
+        if not opts.deterministic:  # the repetition penalty is applied above, row by row
+            key = (id(generator), opts.temperature, opts.top_k, opts.top_p)
+            groups.setdefault(key, []).append(row)
+    for rows in groups.values():
+        opts, generator = options[rows[0]], generators[rows[0]]
+        if len(rows) == 1:
+            tokens[rows[0]] = sample(logits[rows[0]], opts, generator)
+        else:
+            index = torch.tensor(rows, device=logits.device)
+            tokens[index] = sample(logits[index], opts, generator)
     return tokens.tolist()
 
 
 def sample(logits: torch.Tensor, options: DecodingOptions,
            generator: torch.Generator | None) -> torch.Tensor:
-    """Temperature, top-k (0: none), top-p, then one draw; returns the id as a 0-d tensor."""
+    """Temperature, top-k (0: none), top-p, then one draw per row; ``logits`` is one row
+    ``[vocab]`` (the id comes back as a 0-d tensor) or several ``[rows, vocab]`` (one id each)."""
     logits = logits / options.temperature
     k = min(int(options.top_k) or logits.shape[-1], logits.shape[-1])  # top_k 0: no cut
     values, indices = torch.topk(logits, k)  # sorted, largest first
@@ -57,6 +70,6 @@ def sample(logits: torch.Tensor, options: DecodingOptions,
         # Keep the smallest prefix whose mass reaches top_p (always at least one token).
         before = torch.cumsum(probs, dim=-1) - probs
         probs = torch.where(before < options.top_p, probs, torch.zeros_like(probs))
-        probs = probs / probs.sum()
+        probs = probs / probs.sum(dim=-1, keepdim=True)
     pick = torch.multinomial(probs, 1, generator=generator)
-    return indices[pick[0]]
+    return indices.gather(-1, pick).squeeze(-1)
