@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 from apphelpers import free_port, metric_samples, running_app, sse_events
+from fakes import ScriptedEngine
 
 from hunyuan_webui import models
 from hunyuan_webui.cache import PhraseCache
@@ -193,3 +195,23 @@ def test_the_guards_run_on_the_child_process_engine_too():
             assert result.text == m.right if m.served else result.warnings, (m, result)
     finally:
         engine.close()
+
+
+def test_the_api_and_metrics_report_marked_segments():
+    """A scripted engine that answers Chinese to a Korean request: the JSON answer and the stream's
+    last event mark both segments, and /metrics counts the marks."""
+    engine = ScriptedEngine(lambda prompt, options: "再见。")
+    with running_app(engine, cache_size=16, guards=True) as app, app.client() as c:
+        body = {"text": "Goodbye. See you later.", "source_lang": "en", "target_lang": "ko"}
+        answer = c.post("/v1/translate", json=body).json()
+        assert [(w["segment"], w["code"], w["detected"]) for w in answer["warnings"]] == [
+            (0, "wrong_language", "zh"), (1, "wrong_language", "zh")]
+        raw = c.post("/v1/translate", json={**body, "stream": True}).text
+        done = [data for _, data in sse_events(raw) if data.get("done")]
+        assert done and done[0]["warnings"] == answer["warnings"]
+        assert not done[0]["cached"]
+        samples = metric_samples(c.get("/metrics").text)
+        key = ("hymt_guard_events_total", (("kind", "language"), ("outcome", "marked"),
+                                           ("pair", "en-ko")))
+        assert samples[key] == 4
+        assert json.dumps(answer, ensure_ascii=False).count("wrong_language") == 2
