@@ -53,7 +53,7 @@ def test_sentences_sent_while_the_engine_restarts_are_delayed_then_translated(en
     assert {(e["sid"], e["lang"]) for e in delayed} == {(s, lang) for s in sent["sentences"]
                                                         for lang in ("zh", "fr")}
     assert all(e["code"] == "translation_delayed" and e["reason"] for e in delayed)
-    time.sleep(1.0)
+    time.sleep(0.5)
     assert len(translations(rooms, code, "fr")) == 1  # nothing while the engine is away
     engine.recover()
     for lang in ("zh", "fr"):
@@ -187,7 +187,7 @@ def test_classes_per_teacher_and_per_minute(engine):
 
 
 def test_wrong_codes_make_an_address_wait_longer_and_longer(engine, monkeypatch):
-    monkeypatch.setattr(gate_mod, "BLOCK_FIRST_S", 0.2)
+    monkeypatch.setattr(gate_mod, "BLOCK_FIRST_S", 0.1)
     rooms = make_rooms(engine, wrong_codes_per_minute=3)
     code, key = rooms.create("en").values()
     for wrong in ("111111", "222222", "333333"):
@@ -202,7 +202,7 @@ def test_wrong_codes_make_an_address_wait_longer_and_longer(engine, monkeypatch)
             rooms.join(code, "fr", address="10.6.6.6")
         assert rooms.teacher(code, key, "10.6.6.6")  # but the teacher's key opens its room
         time.sleep(refused.value.retry_after + 0.05)
-    assert waits == pytest.approx([0.2, 0.4, 0.8], abs=0.05)
+    assert waits == pytest.approx([0.1, 0.2, 0.4], abs=0.03)
     assert rooms.join(code, "fr", address="10.0.0.2")  # another address is not affected
     rooms.public(code, "10.6.6.6")  # the wait is over: a right code answers
 
