@@ -118,7 +118,8 @@ class CostModel:
         if tokens:
             self.token_seconds += (seconds / tokens - self.token_seconds) * TOKEN_COST_WEIGHT
 
-    def observe(self, tokens: int, seconds: float) -> None:
+    def observe(self, tokens: int, seconds: float, rows: int | None = None) -> None:
+        """A decoding step read ``tokens`` tokens (over ``rows`` rows) in ``seconds``."""
         self._steps += 1
         self._seen.setdefault(tokens.bit_length(), deque(maxlen=COST_WINDOW)).append(
             (self._steps, tokens, seconds))
@@ -133,10 +134,12 @@ class CostModel:
         """Whether steps of different sizes have been seen (else the slope is unknown)."""
         return len(self._points()) > 1
 
-    def curve(self) -> Callable[[int], float]:
+    def curve(self, rows: int = 1) -> Callable[[int], float]:
         """The cost of a step of ``n`` tokens: straight lines between the sizes seen (each at its
         median), never falling; past the largest, its last line goes on (flat with one size
-        seen: the slope is unknown, and drafts get tried)."""
+        seen: the slope is unknown, and drafts get tried). ``rows``, the rows the step's tokens
+        are spread over, is not used here: a cost model that knows more (the benchmark's table
+        of a real model's steps, ``benchmarks/speculative.py``) reads it."""
         points = sorted(self._points())
         for i in range(1, len(points)):  # never falling
             points[i] = (points[i][0], max(points[i][1], points[i - 1][1]))
@@ -174,8 +177,10 @@ class Record:
     def __init__(self) -> None:
         self.hits = self.trials = 0.0
 
-    def rate(self) -> float:
-        return (self.hits + PRIOR_ACCEPTANCE * PRIOR_WEIGHT) / (self.trials + PRIOR_WEIGHT)
+    def rate(self, prior: float = PRIOR_ACCEPTANCE) -> float:
+        """The chance of acceptance: the record, with ``prior`` counted as
+        :data:`PRIOR_WEIGHT` trials (what a kind not tried yet is taken to have)."""
+        return (self.hits + prior * PRIOR_WEIGHT) / (self.trials + PRIOR_WEIGHT)
 
     def add(self, hits: float, trials: float) -> None:
         self.hits += hits
@@ -193,7 +198,9 @@ class Planner:
     per kind of lookup (hint or prompt, the length of the n-gram that matched, whether it
     continues a run that was all accepted); for each further token, the record of tokens that
     followed an accepted one, per source. A run's ``d``-th token is accepted with the first's
-    chance times the others' to the power ``d - 1``."""
+    chance times the others' to the power ``d - 1``. A kind with little record of its own is
+    taken to do as all kinds together do (:attr:`pooled`), not as well as an even chance: on
+    text that copies nothing, one failed kind is enough to stop trying the other eleven."""
 
     def __init__(self, max_draft: int = MAX_DRAFT, max_step_tokens: int | None = None,
                  padded: bool = True) -> None:
@@ -208,22 +215,24 @@ class Planner:
         self.cost = CostModel()
         self.first: dict[tuple[bool, int, bool], Record] = {}
         self.rest: dict[bool, Record] = {}
+        self.pooled = Record()  # every kind's first tokens together: each kind's prior
         self.proposed = 0  # engine-wide: draft tokens verified, and accepted
         self.accepted = 0
         self.steps = 0  # verification steps (with at least one draft)
 
     def plan(self, rows: Sequence[RowDrafts | None]) -> list[Proposal]:
         """The drafts to verify with each row's next token (no tokens: a plain step)."""
-        for record in [*self.first.values(), *self.rest.values()]:
+        for record in [*self.first.values(), *self.rest.values(), self.pooled]:
             record.fade()
+        prior = self.pooled.rate()
         proposals: list[Proposal] = []
         chances: list[list[float]] = []  # per row: the chance each of its drafts is accepted
         for row in rows:
             proposal, odds = NOTHING, []
             if row is not None:
                 proposal = row.drafter.propose(row.answer, min(self.max_draft, row.room - 1))
-                first = self.first.setdefault(proposal.kind, Record()).rate()
-                rest = self.rest.setdefault(proposal.hint, Record()).rate()
+                first = self.first.setdefault(proposal.kind, Record()).rate(prior)
+                rest = self.rest.setdefault(proposal.hint, Record()).rate(prior)
                 odds = [first * rest ** depth for depth in range(len(proposal.tokens))]
             proposals.append(proposal)
             chances.append(odds)
@@ -238,7 +247,7 @@ class Planner:
         the most drafts: the depth ``d`` (each row its first ``d`` drafts, or fewer if it has
         fewer) with the best expected tokens per second."""
         rows = len(chances)
-        cost, c = self.cost.curve(), self.cost.token_seconds
+        cost, c = self.cost.curve(rows), self.cost.token_seconds
         plain = cost(rows) + c * rows
         if plain <= 0:
             return [0] * rows  # nothing measured yet: plain steps first
@@ -259,7 +268,7 @@ class Planner:
         """Drafts per row where each row reads only its own (llama.cpp's batch): the most likely
         drafts first while each raises the expected tokens per second."""
         rows = len(chances)
-        cost, c = self.cost.curve(), self.cost.token_seconds
+        cost, c = self.cost.curve(rows), self.cost.token_seconds
         plain = cost(rows) + c * rows
         if plain <= 0:
             return [0] * rows
@@ -287,6 +296,7 @@ class Planner:
             return
         drafter.settle(proposed, accepted)
         self.first.setdefault(proposal.kind, Record()).add(min(1, accepted), 1)
+        self.pooled.add(min(1, accepted), 1)
         self.rest.setdefault(proposal.hint, Record()).add(max(0, accepted - 1),
                                                           min(accepted, proposed - 1))
         self.proposed += proposed

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from hunyuan_webui.core.decoding import DecodingOptions
-from hunyuan_webui.engine.drafts import Drafter
+from hunyuan_webui.engine.drafts import Drafter, Proposal
 from hunyuan_webui.engine.speculative import CostModel, Planner, RowDrafts, verify
 
 # -- drafts -----------------------------------------------------------------------------------
@@ -218,3 +218,21 @@ def test_a_kind_of_draft_that_fails_is_dropped_and_tried_again_later() -> None:
             break
     else:
         pytest.fail("the failed kind of draft was never tried again")
+
+
+def test_after_one_kind_fails_a_kind_never_tried_is_not_taken_for_an_even_chance() -> None:
+    """On text that copies nothing, the drafts of one kind (the hint's first tokens) failed ten
+    times; a proposal of another kind (a prompt lookup, never verified) is then weighed by how
+    drafts have done here, not by an even chance, and is not sent; an engine with no record
+    sends it."""
+    planner, fresh = Planner(), Planner()
+    planner.cost = fresh.cost = _cost(0.3, 0.02)
+    hinted = Drafter(prompt=[], hint=list(range(50, 60)))
+    failed = Proposal([50, 51, 52], hint=True, ngram=1)
+    for _ in range(10):
+        planner.settle(hinted, failed, 0)
+    other = [RowDrafts(Drafter(prompt=[7, 8, 9, 10, 11, 12], hint=[]), [7], 64)]
+    [tried] = fresh.plan(other)
+    assert tried.tokens[:1] == [8] and tried.kind != failed.kind
+    [weighed] = planner.plan(other)
+    assert weighed.kind == tried.kind and not weighed.tokens
