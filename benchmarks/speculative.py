@@ -16,12 +16,16 @@ which):
    off.
 2. **The cost of a verified step on the real Hy-MT2-1.8B shape** (random weights,
    :mod:`benchmarks.cpu_laptop`'s shape): one decoding step of 1 + k tokens per row (a token and
-   k drafts) against the plain step, at 1 and 8 rows, in the engine's own precision on this CPU
-   (bf16 where it computes bf16 natively) and in fp32, steps of each size alternating.
-3. **On paper**: the speed-up the 1.8B would get from the drafts the demo runs verified, had its
-   steps the 1.8B's costs: the demo's plain and verification steps re-timed with (2). This
-   assumes the 1.8B's answers copy as much as the demo's and its planner sends the same drafts;
-   both are assumptions, and the table says so.
+   k drafts) at 1, 2, 4 and 8 rows, in the engine's own precision on this CPU (bf16 where it
+   computes bf16 natively) and in fp32, steps of each size alternating.
+3. **On paper**: what the 1.8B would gain. The demo models run the same requests again, their
+   planner deciding with the 1.8B's step costs of (2) instead of the demo's own (a tiny model's
+   step is mostly Python, where a verifying step costs twice a plain one; the 1.8B's is reading
+   its weights), and every step they take is timed at what a 1.8B step of that shape costs; the
+   plain side takes the same requests with no drafts. This assumes the 1.8B's answers copy as
+   much as the demo's: an assumption, and the table says so. The upper bound beside it: the
+   tokens per step of a drafter that always found the longest run of the answer in the prompt
+   (or the hint), free of cost, on the same answers.
 
 Raw results go to ``--out`` (JSON: figures, command, versions, machine) and the tables to stdout
 and, with ``--doc``, between the ``bench-speculative`` markers of docs/PERFORMANCE.md.
@@ -48,6 +52,7 @@ DOC_START, DOC_END = "<!-- bench-speculative:start -->", "<!-- bench-speculative
 KINDS = ("copy-heavy", "ordinary", "re-translation")
 FORMATS = ("7b", "1.8b")  # the demo models' chat formats
 STEP_TOKENS = (1, 2, 4, 8)  # tokens per row in the 1.8B step-cost table
+STEP_ROWS = (1, 2, 4, 8)  # rows in it
 
 
 # -- 1. the demo models ------------------------------------------------------------------------
@@ -182,7 +187,8 @@ def measure_demo(fmt: str, rounds: int, repeat: int, say: Any) -> dict[str, Any]
 
 # -- 2. the 1.8B's verified step -----------------------------------------------------------------
 def measure_steps(model_dir: Path, dtype: str, rounds: int, say: Any) -> dict[str, Any]:
-    """Step time (median ms) of 1 + k tokens per row, at 1 and 8 rows, sizes alternating."""
+    """Step time (median ms) of 1 + k tokens per row, at each of :data:`STEP_ROWS`, sizes
+    alternating."""
     import torch
 
     from hunyuan_webui import models
@@ -195,7 +201,7 @@ def measure_steps(model_dir: Path, dtype: str, rounds: int, say: Any) -> dict[st
     say(f"1.8B shape in {loaded.dtype}: direct step {'yes' if loaded.decode else 'no'}")
     batches = {}
     with torch.inference_mode():
-        for rows in (1, 8):
+        for rows in STEP_ROWS:
             group = Prefill.start([Row(None, [(7 * i + j) % 600 + 1 for j in range(48)], 64,  # type: ignore[arg-type]
                                        None, None) for i in range(rows)], 0, loaded.device,
                                   growing_cache(model.config))
@@ -207,7 +213,7 @@ def measure_steps(model_dir: Path, dtype: str, rounds: int, say: Any) -> dict[st
             batches[rows] = batch
         times: dict[tuple[int, int], list[float]] = {}
         for r in range(rounds):
-            for rows in (1, 8):
+            for rows in STEP_ROWS:
                 for tokens in (STEP_TOKENS if r % 2 == 0 else STEP_TOKENS[::-1]):
                     batch = batches[rows]
                     started = time.perf_counter()
@@ -226,34 +232,133 @@ def measure_steps(model_dir: Path, dtype: str, rounds: int, say: Any) -> dict[st
 
 
 # -- 3. on paper ---------------------------------------------------------------------------------
-def on_paper(demo: dict[str, Any], steps: dict[str, Any]) -> list[dict[str, Any]]:
-    """The demo's 1-client runs re-timed with the 1.8B's step costs (linear between the measured
-    sizes): the same tokens from its plain and verifying steps, each step costing what a 1.8B
-    step of that many tokens costs."""
-    cost = {s["tokens_per_row"]: s["ms"] for s in steps["steps"] if s["rows"] == 1}
+def _between(points: dict[float, float], x: float) -> float:
+    """Straight lines through ``points``, the last one going on past the largest."""
+    xs = sorted(points)
+    if len(xs) == 1 or x <= xs[0]:
+        return points[xs[0]]
+    for x0, x1 in zip(xs, xs[1:]):
+        if x <= x1:
+            return points[x0] + (points[x1] - points[x0]) * (x - x0) / (x1 - x0)
+    x0, x1 = xs[-2], xs[-1]
+    return points[x1] + (points[x1] - points[x0]) * (x - x1) / (x1 - x0)
 
-    def ms(tokens: float) -> float:
-        sizes = sorted(cost)
-        low = max((s for s in sizes if s <= tokens), default=sizes[0])
-        high = min((s for s in sizes if s >= tokens), default=sizes[-1])
-        if high == low:
-            return cost[low] * (tokens / low if tokens > sizes[-1] else 1.0)
-        return cost[low] + (cost[high] - cost[low]) * (tokens - low) / (high - low)
 
-    rows = {(r["kind"], r["clients"], r["speculative"]): r for r in demo["rows"]}
+class TableCost:
+    """The planner's cost model (:class:`~hunyuan_webui.engine.speculative.CostModel`'s
+    interface) with the 1.8B's measured steps instead of the running model's: the cost of a
+    step of ``rows`` rows and ``tokens`` tokens in all, by straight lines between the measured
+    rows and tokens per row. It also counts the shapes of the steps taken, to time them."""
+
+    token_seconds = 0.0  # streaming a token: nothing beside a 1.8B step
+
+    def __init__(self, steps: dict[str, Any]) -> None:
+        self.ms: dict[int, dict[float, float]] = {}
+        for s in steps["steps"]:
+            self.ms.setdefault(s["rows"], {})[s["tokens_per_row"]] = s["ms"]
+        self.taken: dict[tuple[int, int], int] = {}
+
+    def step_ms(self, rows: int, per_row: float) -> float:
+        by_rows = {r: _between(row, per_row) for r, row in self.ms.items()}
+        return _between({float(r): v for r, v in by_rows.items()}, float(rows))
+
+    def curve(self, rows: int = 1) -> Any:
+        return lambda tokens: self.step_ms(rows, tokens / rows) / 1000
+
+    def observe(self, tokens: int, seconds: float, rows: int | None = None) -> None:
+        assert rows, "the engine says how many rows a step read"
+        shape = (rows, tokens // rows)
+        self.taken[shape] = self.taken.get(shape, 0) + 1
+
+    def per_token(self, tokens: int, seconds: float) -> None:
+        pass
+
+    def seconds_taken(self) -> float:
+        return sum(n * self.step_ms(r, t) for (r, t), n in self.taken.items()) / 1000
+
+
+def upper_bound(fmt: str, kind: str) -> float:
+    """Tokens per step of a free drafter that always proposes the longest run (at most
+    :data:`~hunyuan_webui.engine.speculative.MAX_DRAFT` tokens) of the demo's greedy answer
+    that stands anywhere in the prompt or the hint: what prompt lookup could reach here."""
+    import torch
+
+    from hunyuan_webui import models
+    from hunyuan_webui.demo.model import ensure_demo_model
+    from hunyuan_webui.engine import loader
+    from hunyuan_webui.engine.speculative import MAX_DRAFT
+
+    spec = models.resolve(str(ensure_demo_model(fmt)))
+    loaded = loader.load(spec, "auto", "cpu")
+    tokenizer = loaded.tokenizer
+    tokens = steps = 0
+    for phrase, hint in _requests(kind, 1):
+        ids = tokenizer.apply_chat_template(
+            [{"role": "user", "content": phrase.prompt_in(str(spec.family))}],
+            add_generation_prompt=True, tokenize=True, return_dict=False)
+        ids = [int(i) for i in (ids["input_ids"] if hasattr(ids, "keys") else ids)]
+        with torch.inference_mode():
+            out = loaded.model.generate(torch.tensor([ids]), max_new_tokens=64, do_sample=False)
+        answer = out[0, len(ids):].tolist()
+        ends = [i for i, t in enumerate(answer) if t in loaded.eos_token_ids]
+        answer = answer[:ends[0] + 1] if ends else answer
+        sources = [ids, tokenizer.encode(hint, add_special_tokens=False) if hint else []]
+        i, steps = 1, steps + 1  # the first token comes with the prompt's reading
+        while i < len(answer):
+            run = max((_common(source, start, answer, i) for source in sources
+                       for start in range(len(source))), default=0)
+            i += min(run, MAX_DRAFT) + 1
+            steps += 1
+        tokens += len(answer)
+    return tokens / steps
+
+
+def _common(source: list[int], start: int, answer: list[int], at: int) -> int:
+    n = 0
+    while start + n < len(source) and at + n < len(answer) and source[start + n] == answer[at + n]:
+        n += 1
+    return n
+
+
+def on_paper(fmt: str, steps: dict[str, Any], rounds: int, repeat: int,
+             say: Any) -> list[dict[str, Any]]:
+    """The demo's requests again, its planner deciding with the 1.8B's costs, every step timed
+    at the 1.8B's cost of its shape; plain: the same requests without drafts."""
+    from hunyuan_webui import models
+    from hunyuan_webui.demo.model import ensure_demo_model
+    from hunyuan_webui.engine.local import LocalEngine
+
+    spec = models.resolve(str(ensure_demo_model(fmt)))
+    engines = {on: LocalEngine(spec, device="cpu", max_batch_size=16, max_queued=512,
+                               max_new_tokens=64, speculative=True) for on in (True, False)}
     out = []
-    for (kind, clients, on), row in rows.items():
-        if clients != 1 or not on or not row["steps"]:
-            continue
-        plain = row["steps"] - row["verify_steps"]
-        per_verify = 1 + row["draft_tokens"] / row["verify_steps"] if row["verify_steps"] else 1
-        with_drafts = plain * ms(1) + row["verify_steps"] * ms(per_verify)
-        without = rows[kind, clients, False]["steps"] * ms(1)  # the same requests, no drafts
-        out.append({"format": demo["format"], "kind": kind, "dtype": steps["dtype"],
-                    "speedup": without / with_drafts if with_drafts else None,
-                    "tokens_per_step": row["tokens"] / row["steps"],
-                    "drafts_per_verify_step": per_verify - 1})
-    return out
+    try:
+        for engine in engines.values():
+            assert engine.wait_ready(300).state == "ready"
+        engines[False]._planner.max_draft = 0  # type: ignore[union-attr]  # plain, its steps counted
+        for kind in KINDS:
+            for clients in (1, 8):
+                costs = {}
+                for on, engine in engines.items():
+                    # The planner decides with the 1.8B's costs (private: a benchmark's seam).
+                    engine._planner.cost = costs[on] = TableCost(steps)  # type: ignore[union-attr]
+                cells = {on: Cell() for on in engines}
+                _measure_cell(engines, _requests(kind, repeat), clients, rounds, cells)
+                on, off = cells[True], cells[False]
+                seconds = {side: costs[side].seconds_taken() for side in costs}
+                out.append({"format": fmt, "kind": kind, "clients": clients,
+                            "dtype": steps["dtype"],
+                            "speedup": seconds[False] / seconds[True] if seconds[True] else None,
+                            "tokens_per_step": on.tokens / max(1, on.steps),
+                            "drafts_per_verify_step": on.drafts / max(1, on.verify_steps),
+                            "accepted": on.accepted, "draft_tokens": on.drafts,
+                            "same_answers": on.answers == off.answers})
+                say(f"on paper, {fmt} {kind} {clients} client(s), 1.8B {steps['dtype']}: "
+                    f"{out[-1]['speedup']:.2f}x")
+        return out
+    finally:
+        for engine in engines.values():
+            engine.close()
 
 
 # -- the report ----------------------------------------------------------------------------------
@@ -287,22 +392,31 @@ def table(result: dict[str, Any]) -> str:
     for steps in result["steps"]:
         lines += ["", f"**A verified step on the Hy-MT2-1.8B shape**, {steps['dtype']} (random "
                   "weights, 48-token prompts; ms per step, median; / plain: against 1 token per "
-                  "row):", "", "| rows | tokens per row | ms per step | / plain |",
+                  "row at as many rows):", "", "| rows | tokens per row | ms per step | / plain |",
                   "|---:|---:|---:|---:|"]
         plain = {s["rows"]: s["ms"] for s in steps["steps"] if s["tokens_per_row"] == 1}
         for s in steps["steps"]:
             lines.append(f"| {s['rows']} | {s['tokens_per_row']} | {s['ms']:.0f} | "
                          f"{s['ms'] / plain[s['rows']]:.2f} |")
     if result["paper"]:
-        lines += ["", "**On paper** (not measured: the demo's 1-client runs re-timed with the "
-                  "1.8B's step costs above, assuming its answers copy as much and its planner "
-                  "sends the same drafts):", "",
-                  "| demo model | text | 1.8B precision | tokens per step | drafts per verifying "
-                  "step | expected speed-up |", "|---|---|---|---:|---:|---:|"]
+        bounds = result.get("upper_bounds", {})
+        lines += ["", "**On paper** (not measured on a 1.8B: the demo models' requests again, "
+                  "their planner deciding with the 1.8B's step costs above and every step they "
+                  "took timed at the 1.8B's cost of its shape; it assumes the 1.8B's answers copy "
+                  "as much as the demo's. Upper bound: tokens per step if every step had drafted "
+                  "the longest run of its answer found in the prompt or hint, for free):", "",
+                  "| demo model | text | clients | 1.8B precision | drafts accepted | tokens per "
+                  "step | upper bound | expected speed-up | same answers |",
+                  "|---|---|---:|---|---:|---:|---:|---:|---|"]
         for p in result["paper"]:
-            lines.append(f"| {p['format']} | {p['kind']} | {p['dtype']} | "
-                         f"{p['tokens_per_step']:.2f} | {p['drafts_per_verify_step']:.1f} | "
-                         f"{p['speedup']:.2f}x |")
+            accepted = (f"{p['accepted']}/{p['draft_tokens']} "
+                        f"({100 * p['accepted'] / p['draft_tokens']:.0f}%)"
+                        if p["draft_tokens"] else "none sent")
+            bound = bounds.get(p["format"], {}).get(p["kind"])
+            lines.append(f"| {p['format']} | {p['kind']} | {p['clients']} | {p['dtype']} | "
+                         f"{accepted} | {p['tokens_per_step']:.2f} | "
+                         f"{f'{bound:.2f}' if bound and p['clients'] == 1 else '-'} | "
+                         f"{p['speedup']:.2f}x | {'yes' if p['same_answers'] else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -316,10 +430,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.model_dir:
         for dtype in args.step_dtypes.split(","):
             steps.append(measure_steps(Path(args.model_dir), dtype, args.step_rounds, say))
-    paper = [p for s in steps for d in demo for p in on_paper(d, s)]
+    formats = args.formats.split(",")
+    paper = [p for s in steps for fmt in formats
+             for p in on_paper(fmt, s, args.rounds, args.repeat, say)]
+    bounds = {fmt: {kind: upper_bound(fmt, kind) for kind in KINDS} for fmt in formats} \
+        if paper else {}
     return {"benchmark": "speculative", "command": "python -m benchmarks.bench speculative "
             + " ".join(args.argv), "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "rounds": args.rounds, "machine": machine_info(load_before), "demo": demo,
+            "upper_bounds": bounds,
             "steps": steps, "paper": paper}
 
 
@@ -352,7 +471,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     publish(table(result), args.doc, DOC_START, DOC_END)
-    same = all(r["same_answers"] for d in result["demo"] for r in d["rows"])
+    same = all(r["same_answers"] for d in result["demo"] for r in d["rows"]) and \
+        all(p["same_answers"] for p in result["paper"])
     return 0 if same else 1
 
 

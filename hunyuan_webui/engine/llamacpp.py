@@ -232,7 +232,7 @@ class LlamaCppEngine(BatchingEngine):
         if self._planner is not None:
             self._planner.steps += any(drafts)
             if not reading:  # a pass of decoding alone: what it cost
-                self._planner.cost.observe(len(entries), chosen - started)
+                self._planner.cost.observe(len(entries), chosen - started, rows=len(asking))
                 self._planner.cost.per_token(sum(map(len, produced)),
                                              time.perf_counter() - chosen)
 

@@ -254,7 +254,8 @@ class LocalEngine(BatchingEngine):
             for token in tokens:
                 self._accept(row, token)
         if planner is not None:  # fillers are read too
-            planner.cost.observe(logits.shape[0] * logits.shape[1], chosen - started)
+            planner.cost.observe(logits.shape[0] * logits.shape[1], chosen - started,
+                                 rows=logits.shape[0])
             planner.cost.per_token(sum(map(len, produced)), time.perf_counter() - chosen)
         batch.next = torch.tensor([tokens[-1] for tokens in produced], dtype=torch.long,
                                   device=batch.mask.device)
