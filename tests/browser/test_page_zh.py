@@ -261,10 +261,10 @@ def test_the_notices_and_refusals_a_page_shows_read_in_chinese():
     from hunyuan_webui import modes
     from hunyuan_webui.errors import InputError
     from hunyuan_webui.web.page.errors import visitor_text
-    from hunyuan_webui.web.page.wording import ZH_SENTENCES, in_page_language
+    from hunyuan_webui.web.page.wording import in_page_language, sentences
 
     values = {"n": 3, "mode": "style", "format": "JSON", "why": "a key is missing"}
-    for english, _ in ZH_SENTENCES:
+    for english, _ in sentences("zh"):
         text = english.format(**values)
         leftover = set(LATIN_WORD.findall(in_page_language("zh", text))) - {"JSON"}
         assert not leftover, (english, in_page_language("zh", text))

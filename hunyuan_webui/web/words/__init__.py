@@ -9,11 +9,17 @@ The surfaces:
 - ``class``: the join, student, captions and teacher pages, in every language of the model
   (``languages.CODES``); the pages fetch their reader's table (``class-common.js``).
 - ``speech``: the microphone, the students' draft line and the captions (``window.HYLiveWords``).
+- ``server``: what the server says that the translator's page shows: the status line's device and
+  precision, the banners, and the service's English notices and refusals, which the page reads in
+  its language (:mod:`hunyuan_webui.web.page.wording`; a ``sentence.*`` entry in English is the
+  service's template, and a translation may leave out a detail the English has, such as a parser's
+  ``{why}``).
 
 One rule for all of them: English is the reference; every other table of a surface has exactly its
-keys, with the same ``{placeholders}`` (``tests/fast/test_words.py``), so a person who reads a
-language corrects all of its words in one file, and a language without a table of a surface
-reads it in English. Nothing is translated at run time.
+keys, with the same ``{placeholders}`` (``tests/fast/test_words.py``; a ``sentence.*`` of the
+``server`` surface may leave one out), so a person who reads a language corrects all of its words
+in one file, and a language without a table of a surface reads it in English. Nothing is
+machine-translated at run time: the tables are the words.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
 REFERENCE = "en"
-SURFACES = ("page", "class", "speech")
+SURFACES = ("page", "class", "speech", "server")
 PLACEHOLDER = re.compile(r"\{(\w+)[^{}]*\}")  # {name}, {name:.0%}
 
 
