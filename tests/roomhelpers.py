@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -67,11 +68,18 @@ class Reader:
             self._opened.set()
 
     def close(self) -> None:
-        """Hang up (as a phone that sleeps does)."""
+        """Hang up (as a phone that sleeps does): the connection is shut at once, which also
+        wakes the reading thread (closing the response alone left it blocked in its read until
+        the server's next keep-alive, up to 10 s per student)."""
         self._stop.set()
         if self in OPEN:
             OPEN.remove(self)
         if self._response is not None:
+            stream = self._response.extensions.get("network_stream")
+            sock = stream.get_extra_info("socket") if stream is not None else None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
             with contextlib.suppress(Exception):
                 self._response.close()
         self.thread.join(10)

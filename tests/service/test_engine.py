@@ -149,8 +149,13 @@ def test_unknown_model_names_are_refused_with_advice():
 
 
 def test_offline_hub_model_fails_with_a_clear_message(monkeypatch, tmp_path):
+    import huggingface_hub
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
+    # huggingface_hub reads HF_HUB_OFFLINE when it is imported (a user sets it before starting);
+    # set after, it tried the network here for 46 s first.
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     from hunyuan_webui.engine.loader import load
 
     with pytest.raises(ModelLoadError) as err:
