@@ -3,7 +3,7 @@
 The tests are in four tiers, a folder each, with the fixtures a tier shares in its own conftest:
 
 - ``fast/``: no model is loaded (fakes that subclass the real ``Engine``, pure functions, servers
-  on fake engines); all of it is the fast lane;
+  on fake engines); it is the fast lane;
 - ``service/``: the demo model in-process (the engine, the translator, the library, benchmarks);
 - ``http/``: real servers (the app on a loopback port, ``app.py`` in a child process, managed and
   remote engines), reached through real clients;
@@ -18,10 +18,11 @@ Translator (no cache unless it asks) so model-call counts are its own.
 
 Three rules for the whole suite live here too:
 
-- Every test that needs the demo model (it asks for ``demo_dir``, directly or through ``engine``,
-  ``translator``...) is marked ``slow``, so ``pytest -m "not slow"`` is the fast lane: no model is
-  loaded.
-- ``fast/`` holds no slow test: a test marked ``slow`` there fails the run's collection.
+- Every test outside ``fast/`` is marked ``slow`` (it loads the model, starts a real server or
+  a browser), so ``pytest -m "not slow"`` is the fast lane: ``fast/``, for the edit-test loop.
+- ``fast/`` holds no slow test: a test there that needs the demo model (it asks for
+  ``demo_dir``, directly or through ``engine``, ``translator``...) or says it is slow fails the
+  run's collection.
 - A skipped test is a test that did not run: the run fails when any test is skipped, unless it is
   on :data:`ALLOWED_SKIPS` with the reason it may be. ``bash launch.sh test`` installs what the
   suite needs (redis-server, chromium), so nothing should skip.
@@ -50,7 +51,8 @@ FAST_TIER = Path(__file__).resolve().parent / "fast"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "demo_dir" in getattr(item, "fixturenames", ()):
+        if "demo_dir" in getattr(item, "fixturenames", ()) or \
+                FAST_TIER not in Path(item.path).parents:
             item.add_marker(pytest.mark.slow)
     misplaced = [item.nodeid for item in items if item.get_closest_marker("slow") is not None
                  and FAST_TIER in Path(item.path).parents]
