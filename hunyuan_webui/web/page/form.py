@@ -1,8 +1,8 @@
 """The page's listeners read and write components by name, not by position.
 
 Translate reads a :class:`TextForm` (one dataclass of named values, filled from Gradio's dict
-inputs) and Translate file a :class:`DocumentForm`, and the listeners answer with a dict of only the names that change
-(``{"progress": "Translating…"}``). :class:`Names` is the one place that turns those names into
+inputs) and Translate file a :class:`DocumentForm`, and the listeners answer with a dict of only
+the names that change (``{"progress": "Translating…"}``). :class:`Names` is the one place that turns those names into
 the page's components (the fields of :class:`~hunyuan_webui.web.page.components.Page`) when :mod:`ui_events` wires a
 listener, so adding an output is one name in the listener and one in the wiring.
 """
