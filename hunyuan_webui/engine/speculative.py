@@ -200,7 +200,8 @@ class Planner:
     followed an accepted one, per source. A run's ``d``-th token is accepted with the first's
     chance times the others' to the power ``d - 1``. A kind with little record of its own is
     taken to do as all kinds together do (:attr:`pooled`), not as well as an even chance: on
-    text that copies nothing, one failed kind is enough to stop trying the other eleven."""
+    text that copies nothing, once a few drafts have failed, the kinds not tried yet are no
+    longer tried each in turn at 50%."""
 
     def __init__(self, max_draft: int = MAX_DRAFT, max_step_tokens: int | None = None,
                  padded: bool = True) -> None:
