@@ -2,7 +2,9 @@
 modules or between folders, a module that imports upward (:data:`LAYERS`, and inside ``service/``
 and ``web/`` :data:`INNER_LAYERS`), a web module that reaches past the service's front door
 (:data:`BEHIND_THE_DOOR`), an engine kind's name spelled as a string literal outside the files that
-own the names (:data:`KIND_FILES`), a function over 60 lines or a module over 400 lines.
+own the names (:data:`KIND_FILES`), a function over 60 lines or a module over 400 lines, and a
+folder of ``service/`` with more than :data:`MAX_SERVICE_MODULES` modules (its ``__init__`` aside):
+past that a subject has become several, and gets a folder of its own.
 
 Every import counts, including those inside functions and under ``TYPE_CHECKING``: a module that
 needs another only for type hints still depends on it, and a cycle of such needs is a circle a
@@ -21,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "hunyuan_webui"
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 400
+MAX_SERVICE_MODULES = 8
 
 # The package's layers, bottom first. A unit (a folder of the package, or a module directly in it)
 # imports only units of lower layers; units of one layer know nothing of each other (the engines,
@@ -295,6 +298,16 @@ def door_problems(known: dict[str, Path], root: Path = ROOT) -> Iterator[str]:
                "Translator.translate_texts)")
 
 
+def crowded_folders(root: Path = ROOT) -> Iterator[str]:
+    """Folders of ``service/`` holding more than :data:`MAX_SERVICE_MODULES` modules."""
+    service = root / PACKAGE / "service"
+    for folder in sorted({service, *(p.parent for p in service.rglob("*.py"))}):
+        count = len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+        if count > MAX_SERVICE_MODULES:
+            yield (f"{folder.relative_to(root / PACKAGE)}/: {count} modules (at most "
+                   f"{MAX_SERVICE_MODULES} a folder of service/: give a subject its own folder)")
+
+
 def problems(root: Path = ROOT,
              layers: tuple[tuple[str, frozenset[str]], ...] = LAYERS,
              inner: dict[str, tuple[tuple[str, frozenset[str]], ...]] | None = None
@@ -313,6 +326,7 @@ def problems(root: Path = ROOT,
     out.extend(door_problems(known, root))
     out.extend(kind_literals(known, root))
     out.extend(long_units(known, root))
+    out.extend(crowded_folders(root))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from hunyuan_webui.service.rooms.bus import Listener, MemoryBus
+from hunyuan_webui.service.rooms.store.bus import Listener, MemoryBus
 
 
 def test_events_logged_by_many_threads_reach_every_listener_in_order() -> None:

@@ -18,7 +18,7 @@ from roomhelpers import seated, translations, wait_for
 from hunyuan_webui import models
 from hunyuan_webui.service import Translator
 from hunyuan_webui.service.rooms import RoomLimits, Rooms, StoreUnavailableError
-from hunyuan_webui.service.rooms.redis_bus import RedisBus
+from hunyuan_webui.service.rooms.store.redis_bus import RedisBus
 from hunyuan_webui.settings import Settings
 
 pytestmark = [pytest.mark.redis, requires_redis_server]

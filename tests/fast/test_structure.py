@@ -142,3 +142,15 @@ def test_the_readme_draws_the_layers_the_checker_enforces():
         for unit in units:
             assert (ROOT / "hunyuan_webui" / unit).is_dir() or \
                 (ROOT / "hunyuan_webui" / f"{unit}.py").is_file(), unit
+
+
+def test_the_checker_refuses_a_service_folder_of_more_than_eight_modules(tmp_path):
+    files = {"service/__init__.py": "", "service/rooms/__init__.py": "",
+             **{f"service/rooms/m{i}.py": "" for i in range(9)},
+             "service/door/__init__.py": "", **{f"service/door/d{i}.py": "" for i in range(8)}}
+    _package(tmp_path, files)
+    found = check_structure.problems(tmp_path, layers=(("all", frozenset({"service",
+                                                                         "__init__"})),), inner={})
+    crowded = [p for p in found if "modules (at most 8" in p]
+    assert crowded == ["service/rooms/: 9 modules (at most 8 a folder of service/: give a subject "
+                       "its own folder)"], found

@@ -19,9 +19,9 @@ from typing import Any
 
 from hunyuan_webui import languages, romanize
 from hunyuan_webui.errors import InputError, InputTooLongError, TranslatorError
-from hunyuan_webui.service.rooms.bus import Event
 from hunyuan_webui.service.rooms.errors import RoomNotFoundError
 from hunyuan_webui.service.rooms.rooms import Rooms
+from hunyuan_webui.service.rooms.store.bus import Event
 from hunyuan_webui.service.translate.request import TranslationRequest
 
 log = logging.getLogger(__name__)

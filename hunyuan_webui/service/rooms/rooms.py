@@ -16,8 +16,8 @@ translated; the teacher can show one to the room, which translates it like a sen
 The teacher's controls (:mod:`~hunyuan_webui.service.rooms.controls`) end the class, lock it to
 new students, pause sending, clear the students' screens and remove a student. Abuse is kept out
 by :mod:`~hunyuan_webui.service.rooms.gate` (classes opened per teacher, codes guessed per
-address). The store is :mod:`~hunyuan_webui.service.rooms.bus` (memory) or
-:mod:`~hunyuan_webui.service.rooms.redis_bus` (Redis, when the phrase cache uses it).
+address). The store is :mod:`~hunyuan_webui.service.rooms.store.bus` (memory) or
+:mod:`~hunyuan_webui.service.rooms.store.redis_bus` (Redis, when the phrase cache uses it).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from hunyuan_webui import languages
 from hunyuan_webui.errors import AuthError, InputError, InputTooLongError, RateLimitError
 from hunyuan_webui.segment import split_document
 from hunyuan_webui.service.door.translator import Translator
-from hunyuan_webui.service.rooms.bus import Event, MemoryBus
 from hunyuan_webui.service.rooms.controls import Controls
 from hunyuan_webui.service.rooms.errors import (
     RoomEndedError,
@@ -48,7 +47,8 @@ from hunyuan_webui.service.rooms.errors import (
 )
 from hunyuan_webui.service.rooms.gate import Gate
 from hunyuan_webui.service.rooms.lag import lag
-from hunyuan_webui.service.rooms.redis_bus import RedisBus
+from hunyuan_webui.service.rooms.store.bus import Event, MemoryBus
+from hunyuan_webui.service.rooms.store.redis_bus import RedisBus
 from hunyuan_webui.service.rooms.translating import Piece, Translations
 from hunyuan_webui.service.translate.request import TranslationRequest
 from hunyuan_webui.settings import Settings

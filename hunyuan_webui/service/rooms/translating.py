@@ -35,8 +35,8 @@ from hunyuan_webui.engine import EngineState
 from hunyuan_webui.errors import BusyError, InputError, NotReadyError, TranslatorError
 from hunyuan_webui.service.door.operation import Operation
 from hunyuan_webui.service.door.translator import Translator
-from hunyuan_webui.service.rooms.bus import Event
 from hunyuan_webui.service.rooms.errors import RoomNotFoundError, StoreUnavailableError
+from hunyuan_webui.service.rooms.store.bus import Event
 from hunyuan_webui.service.translate.request import TranslationRequest, TranslationResult
 
 log = logging.getLogger(__name__)

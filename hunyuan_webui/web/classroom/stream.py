@@ -48,7 +48,7 @@ from fastapi import Request
 from hunyuan_webui import languages
 from hunyuan_webui.errors import InputError
 from hunyuan_webui.service.rooms import Rooms, StoreUnavailableError
-from hunyuan_webui.service.rooms.bus import Event, Listener
+from hunyuan_webui.service.rooms.store.bus import Event, Listener
 
 STUDENT_BEAT_S = 15.0
 TEACHER_BEAT_S = 3.0  # the teacher's stream also carries the room's numbers this often

@@ -4,7 +4,7 @@ A room is a small record (its code, the teacher's language, a hash of the teache
 its state: used, locked, paused, ended), a log of events numbered 1, 2, 3... in the order they
 were written (a sentence, a translation of it, a question...), the students it has seen, the
 translations claimed and a few counters. :class:`MemoryBus` keeps all of that in this process;
-:class:`~hunyuan_webui.service.rooms.redis_bus.RedisBus` keeps it in Redis and tells every process
+:class:`~hunyuan_webui.service.rooms.store.redis_bus.RedisBus` keeps it in Redis and tells every process
 of each new event. Either way :class:`Hub` hands an event to this process's listeners (the
 students' event streams), which read any gap from the log: a listener sees every logged event
 once and in order, whichever process wrote it. Events that are not logged (a translation still

@@ -12,7 +12,7 @@ While Redis is away, every call raises
 :class:`~hunyuan_webui.service.rooms.errors.StoreUnavailableError` (a 503 with words and
 ``Retry-After``), never a bare Redis error. When it comes back empty (restarted without
 persistence), the room is written back from this process's copy
-(:mod:`~hunyuan_webui.service.rooms.copies`) in one transaction that does nothing if another
+(:mod:`~hunyuan_webui.service.rooms.store.copies`) in one transaction that does nothing if another
 process did it first: at the first call that reads the room, and for every room at once when the
 channel reconnects. A log is only ever appended to while its room's record exists (a script checks
 both at once), so a translation finished during the outage cannot start a new log at number 1.
@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from hunyuan_webui.service.rooms.bus import Event, Hub
-from hunyuan_webui.service.rooms.copies import WAIT_FOR_COMPLETE_S, Copies
 from hunyuan_webui.service.rooms.errors import RoomNotFoundError, StoreUnavailableError
+from hunyuan_webui.service.rooms.store.bus import Event, Hub
+from hunyuan_webui.service.rooms.store.copies import WAIT_FOR_COMPLETE_S, Copies
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ came back empty (restarted without persistence).
 A copy holds what it takes to carry a class on: the room's record, every logged event this
 process has written or read (by number, so that the students' ``Last-Event-ID`` stays right),
 the students, the counters and this process's own claims. It is updated beside each write and
-read of :class:`~hunyuan_webui.service.rooms.redis_bus.RedisBus`, and dropped when the room's
+read of :class:`~hunyuan_webui.service.rooms.store.redis_bus.RedisBus`, and dropped when the room's
 time is up, as Redis would drop the room. Events this process never saw (a gap: it started
 after the class did) make a copy incomplete: a process whose copy is complete writes the room
 back; one whose copy is not waits up to :data:`WAIT_FOR_COMPLETE_S` for another to do it (its
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hunyuan_webui.service.rooms.bus import room_ttl
+from hunyuan_webui.service.rooms.store.bus import room_ttl
 
 GAP = json.dumps({"type": "gap"})
 WAIT_FOR_COMPLETE_S = 10.0
