@@ -133,6 +133,10 @@ def test_joins_that_never_connect_do_not_shut_real_students_out(engine, demo_set
                               json={"lang": "fr"}).json()["error"]["code"] == "room_full"
         gone = readers.pop()
         gone.close()
+        # Once the server has let the hung-up stream go (a beat it sent meanwhile marked the
+        # student seen), the student is made to have left a while ago.
+        listeners = app.rooms.bus.hub._listeners  # the hub's open streams, per room
+        wait_for(lambda: len(listeners.get(code, ())) == len(readers), what="the stream let go")
         app.rooms.bus.see(code, gone.params["student"], {"seen": time.time() - 100})  # a while
         with app.client("127.0.0.2") as faker:
             assert faker.post(f"/class/api/rooms/{code}/join",
